@@ -1,0 +1,29 @@
+# cct_add_module(NAME <m> SOURCES ... DEPS ...): a static library cct_<m> for lib/<m>.
+function(cct_add_module)
+  cmake_parse_arguments(M "" "NAME" "SOURCES;DEPS;PRIVATE_DEPS" ${ARGN})
+  add_library(cct_${M_NAME} STATIC ${M_SOURCES})
+  target_include_directories(cct_${M_NAME} PUBLIC "${CMAKE_SOURCE_DIR}/lib")
+  target_link_libraries(cct_${M_NAME} PUBLIC ${M_DEPS} PRIVATE ${M_PRIVATE_DEPS})
+  set_property(GLOBAL APPEND PROPERTY CCT_MODULES cct_${M_NAME})
+endfunction()
+
+# cct_add_tool(NAME <tool> SOURCES ... DEPS ...): a tool executable, named as the tool.
+function(cct_add_tool)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;DEPS" ${ARGN})
+  add_executable(${T_NAME} ${T_SOURCES})
+  target_link_libraries(${T_NAME} PRIVATE ${T_DEPS})
+  set_target_properties(${T_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
+endfunction()
+
+# cct_add_test(NAME <t> SOURCES ... DEPS ...): a doctest binary registered with CTest.
+# Tests get CCT_REFERENCE_DIR, CCT_SOURCE_DIR and CCT_BIN_DIR as environment variables.
+function(cct_add_test)
+  cmake_parse_arguments(T "" "NAME" "SOURCES;DEPS;LABELS" ${ARGN})
+  add_executable(test_${T_NAME} ${T_SOURCES})
+  target_link_libraries(test_${T_NAME} PRIVATE ${T_DEPS} cct_testing doctest::doctest)
+  set_target_properties(test_${T_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tests")
+  add_test(NAME ${T_NAME} COMMAND test_${T_NAME})
+  set_tests_properties(${T_NAME} PROPERTIES
+    ENVIRONMENT "CCT_REFERENCE_DIR=${CCT_REFERENCE_DIR};CCT_SOURCE_DIR=${CMAKE_SOURCE_DIR};CCT_BIN_DIR=${CMAKE_BINARY_DIR}/bin"
+    LABELS "${T_LABELS}")
+endfunction()

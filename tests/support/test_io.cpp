@@ -1,0 +1,70 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "support/error.hpp"
+#include "support/io.hpp"
+#include "support/npy.hpp"
+#include "testing.hpp"
+
+namespace fs = std::filesystem;
+
+TEST_CASE("zstd files are written and read transparently") {
+  std::string dir = cct::testing::temp_dir("io_zstd");
+  std::string data(100000, 'a');
+  for (size_t i = 0; i < data.size(); i += 7) data[i] = static_cast<char>('a' + i % 26);
+  cct::write_output(dir + "/x.txt.zst", data);
+  std::string raw = cct::testing::read_file(dir + "/x.txt.zst");
+  CHECK(cct::has_zstd_magic(raw));
+  CHECK(raw.size() < data.size());
+  CHECK(cct::read_input(dir + "/x.txt.zst") == data);
+  // Magic, not the name, decides on input.
+  fs::rename(dir + "/x.txt.zst", dir + "/renamed.txt");
+  CHECK(cct::read_input(dir + "/renamed.txt") == data);
+}
+
+TEST_CASE("corrupt zstd input is an error, not a crash") {
+  std::string good = cct::zstd_compress("hello world hello world hello world");
+  std::string truncated = good.substr(0, good.size() - 3);
+  CHECK_THROWS_AS(cct::zstd_decompress(truncated, "t.zst"), cct::Error);
+  std::string garbage = good;
+  garbage[6] ^= 0x55;
+  garbage[8] ^= 0x55;
+  CHECK_THROWS_AS(cct::zstd_decompress(garbage + "xxxxxxxxxx", "g.zst"), cct::Error);
+}
+
+TEST_CASE("missing input names the file") {
+  try {
+    cct::read_input("/nonexistent/file.json");
+    FAIL("no error");
+  } catch (const cct::Error& e) {
+    CHECK(std::string(e.what()).find("/nonexistent/file.json: cannot open") == 0);
+    CHECK(e.code() == cct::kExitIo);
+  }
+}
+
+TEST_CASE("write_output replaces atomically and leaves no temp files") {
+  std::string dir = cct::testing::temp_dir("io_atomic");
+  cct::write_output(dir + "/out.json", "first");
+  cct::write_output(dir + "/out.json", "second");
+  CHECK(cct::testing::read_file(dir + "/out.json") == "second");
+  int n = 0;
+  for (const auto& e : fs::directory_iterator(dir)) { (void)e; ++n; }
+  CHECK(n == 1);
+  CHECK_THROWS_AS(cct::write_output(dir + "/no/such/dir/out.json", "x"), cct::Error);
+}
+
+TEST_CASE("npy round trip and errors") {
+  std::string dir = cct::testing::temp_dir("io_npy");
+  auto a = cct::NpyArray::from_float({1.5f, -2.0f, 3.25f, 0.0f, 7.0f, 8.0f}, {2, 3});
+  cct::write_npy(dir + "/a.npy", a);
+  auto b = cct::read_npy(dir + "/a.npy");
+  CHECK(b.shape == std::vector<int64_t>{2, 3});
+  CHECK(b.to_float() == a.to_float());
+  std::string raw = cct::testing::read_file(dir + "/a.npy");
+  CHECK((raw.size() - 24) % 64 == 0);  // header padded to 64 bytes
+  CHECK_THROWS_AS(cct::parse_npy(raw.substr(0, raw.size() - 5), "t.npy"), cct::Error);
+  CHECK_THROWS_AS(cct::parse_npy("garbage", "g.npy"), cct::Error);
+  CHECK(cct::half_to_float(cct::float_to_half(1.5f)) == 1.5f);
+  CHECK(cct::half_to_float(cct::float_to_half(-0.333251953125f)) == -0.333251953125f);
+}

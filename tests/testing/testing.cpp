@@ -1,0 +1,87 @@
+#include "testing.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <sys/wait.h>
+
+namespace fs = std::filesystem;
+
+namespace cct::testing {
+namespace {
+std::string env_or(const char* name, const std::string& dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : dflt;
+}
+}  // namespace
+
+std::string reference_dir() {
+  std::string dir = env_or("CCT_REFERENCE_DIR", source_dir() + "/../shared/reference");
+  if (!fs::is_directory(dir)) {
+    FAIL("reference data not found at " << dir
+         << " (it lives in ../shared/reference beside the checkout; set CCT_REFERENCE_DIR to point elsewhere)");
+  }
+  return dir;
+}
+
+std::vector<std::string> reference_files(const std::string& sub) {
+  std::string dir = reference_dir() + "/" + sub;
+  std::vector<std::string> out;
+  if (fs::is_directory(dir))
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.is_regular_file()) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  if (out.empty()) FAIL("no reference files in " << dir);
+  return out;
+}
+
+std::string source_dir() { return env_or("CCT_SOURCE_DIR", CCT_TEST_SOURCE_DIR); }
+std::string bin_dir() { return env_or("CCT_BIN_DIR", CCT_TEST_BIN_DIR); }
+
+std::string temp_dir(const std::string& name) {
+  fs::path p = fs::path(bin_dir()).parent_path() / "test-tmp" / name;
+  fs::remove_all(p);
+  fs::create_directories(p);
+  return p.string();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& data) {
+  std::ofstream f(path, std::ios::binary);
+  f << data;
+}
+
+RunResult run(const std::string& command, const std::string& stdin_data) {
+  static int counter = 0;
+  std::string base = (fs::temp_directory_path() / ("cct-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++))).string();
+  write_file(base + ".in", stdin_data);
+  std::string cmd = "(" + command + ") <" + base + ".in >" + base + ".out 2>" + base + ".err";
+  int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+  r.out = read_file(base + ".out");
+  r.err = read_file(base + ".err");
+  fs::remove(base + ".in");
+  fs::remove(base + ".out");
+  fs::remove(base + ".err");
+  return r;
+}
+
+RunResult run_tool(const std::string& tool, const std::string& args, const std::string& stdin_data) {
+  return run(bin_dir() + "/" + tool + " " + args, stdin_data);
+}
+
+}  // namespace cct::testing

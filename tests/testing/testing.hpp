@@ -1,0 +1,35 @@
+// Helpers shared by the test suites: where the reference data and the built
+// tools are, and running a tool as a subprocess.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace cct::testing {
+
+// ../shared/reference (or $CCT_REFERENCE_DIR). Fails the current test with a
+// clear message when the directory is missing.
+std::string reference_dir();
+// Files in reference_dir()/sub, sorted; fails the test when there are none.
+std::vector<std::string> reference_files(const std::string& sub);
+
+std::string source_dir();  // the project checkout
+std::string bin_dir();     // where the tools were built
+
+// A fresh empty directory under the build tree for one test's files.
+std::string temp_dir(const std::string& name);
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+// Runs a shell command line, capturing stdout and stderr.
+RunResult run(const std::string& command, const std::string& stdin_data = "");
+// Runs a built tool: tool("zebusim") + " " + args.
+RunResult run_tool(const std::string& tool, const std::string& args, const std::string& stdin_data = "");
+
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& data);
+
+}  // namespace cct::testing
