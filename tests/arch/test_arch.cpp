@@ -1,0 +1,226 @@
+// Architecture format: presets, round trip, schema/table/doc agreement, and
+// every validator error.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+
+#include "arch/arch.hpp"
+#include "support/error.hpp"
+#include "support/json.hpp"
+#include "support/schema.hpp"
+#include "testing.hpp"
+
+using cct::Json;
+using namespace cct::arch;
+
+namespace {
+
+std::string preset_path(const std::string& name) {
+  return cct::testing::source_dir() + "/examples/arch/" + name + ".json";
+}
+
+// Parses `text` and returns the error message (empty when it parsed).
+std::string error_of(const std::string& text, bool schema) {
+  try {
+    parse_architecture(text, "t.json", schema);
+  } catch (const cct::Error& e) {
+    CHECK(e.code() == cct::kExitInvalidInput);
+    return e.what();
+  }
+  return "";
+}
+
+// Applies `edit` to a preset's JSON and checks both the schema and the
+// semantic reader reject it with a message containing each of `expect`.
+void check_rejects(const std::string& preset, const std::function<void(Json&)>& edit,
+                   std::initializer_list<const char*> expect, bool schema_too = true) {
+  Json j = cct::parse_json(preset_text(preset), preset);
+  edit(j);
+  std::string text = cct::format_json(j);
+  for (bool schema : {false, true}) {
+    if (schema && !schema_too) continue;
+    std::string msg = error_of(text, schema);
+    INFO("schema=" << schema << " message: " << msg);
+    CHECK(!msg.empty());
+    if (schema) continue;  // the schema's wording differs; the pointer is checked below
+    for (const char* e : expect) CHECK(msg.find(e) != std::string::npos);
+  }
+}
+
+Json& member(Json& j, std::initializer_list<std::string_view> path) {
+  Json* p = &j;
+  for (auto k : path) {
+    if (p->is_array()) p = &p->as_array()[std::stoul(std::string(k))];
+    else p = p->find(k);
+    REQUIRE(p != nullptr);
+  }
+  return *p;
+}
+
+void erase_key(Json& obj, std::string_view key) {
+  auto& o = obj.as_object();
+  for (auto it = o.begin(); it != o.end(); ++it)
+    if (it->first == key) {
+      o.erase(it);
+      return;
+    }
+  FAIL("no key " << key);
+}
+
+}  // namespace
+
+TEST_CASE("presets are embedded and load by name and by file") {
+  auto names = preset_names();
+  REQUIRE(names.size() >= 2);
+  CHECK(std::find(names.begin(), names.end(), "zebu-1core") != names.end());
+  CHECK(std::find(names.begin(), names.end(), "chip-64tops") != names.end());
+
+  Architecture z = load_architecture("zebu-1core");
+  CHECK(z.name == "zebu-1core");
+  CHECK(z.core_count() == 1);
+  CHECK(z.core.macs_per_cycle() == 4096);
+  CHECK(z.core.l2_bytes == 8 * 1024 * 1024);
+  CHECK(z.clock_ghz == 1.0);
+  CHECK(z.dram_channels.size() == 1);
+  // 16 GiB/s at 1 GHz.
+  CHECK(z.dram_channel_bytes_per_cycle() == doctest::Approx(17.179869184));
+
+  Architecture c = load_architecture(preset_path("chip-64tops"));
+  CHECK(c.name == "chip-64tops");
+  CHECK(c.core_count() == 8);
+  CHECK(c.dies.size() == 3);
+  CHECK(c.peak_tops() == doctest::Approx(65.536));
+  int io_dies = 0;
+  for (const auto& d : c.dies) io_dies += !d.is_compute();
+  CHECK(io_dies == 1);
+  for (const auto& ch : c.dram_channels) CHECK(!c.dies[size_t(ch.attach.die)].is_compute());
+
+  // The embedded copy is the file in examples/arch.
+  for (const auto& n : names) CHECK(preset_text(n) == cct::testing::read_file(preset_path(n)));
+}
+
+TEST_CASE("unknown preset names are usage errors that list the presets") {
+  try {
+    load_architecture("zebu-2core");
+    FAIL("no error");
+  } catch (const cct::Error& e) {
+    CHECK(e.code() == cct::kExitUsage);
+    CHECK(std::string(e.what()).find("zebu-1core") != std::string::npos);
+  }
+  CHECK_THROWS_AS(load_architecture("/nonexistent/arch.json"), cct::Error);
+}
+
+TEST_CASE("presets round-trip byte for byte and pass the schema") {
+  for (const auto& n : preset_names()) {
+    std::string text(preset_text(n));
+    Architecture a = parse_architecture(text, n);
+    std::string out = format_architecture(a);
+    CHECK_MESSAGE(out == text, "preset " << n << " is not in canonical form; writer gives:\n" << out);
+    cct::validate_output_text(out, "arch", n);
+  }
+}
+
+TEST_CASE("constant tables, schema and docs list the same keys") {
+  Json schema = cct::parse_json(cct::schema_text("arch"), "arch.schema.json");
+  std::string doc = cct::testing::read_file(cct::testing::source_dir() + "/formats/Architecture_Format.md");
+  auto check_section = [&](const char* section, std::vector<std::string> keys,
+                           std::initializer_list<const char*> structural) {
+    const Json* props = schema.find("properties")->find(section)->find("properties");
+    REQUIRE(props != nullptr);
+    std::vector<std::string> schema_keys;
+    for (const auto& m : props->as_object()) schema_keys.push_back(m.first);
+    for (const char* s : structural) keys.push_back(s);
+    std::sort(keys.begin(), keys.end());
+    std::sort(schema_keys.begin(), schema_keys.end());
+    CHECK_MESSAGE(keys == schema_keys, "section " << section);
+    const Json* required = schema.find("properties")->find(section)->find("required");
+    CHECK(required->size() == keys.size());
+    for (const auto& k : keys) CHECK_MESSAGE(doc.find("`" + k + "`") != std::string::npos, "undocumented " << k);
+  };
+  check_section("core", constant_keys(core_constants()), {});
+  check_section("noc", constant_keys(noc_constants()), {});
+  check_section("d2d", constant_keys(d2d_constants()), {"links"});
+  check_section("dram", constant_keys(dram_constants()), {"channels"});
+  check_section("energy", constant_keys(energy_constants()), {});
+  check_section("timing", constant_keys(timing_constants()), {});
+}
+
+TEST_CASE("validator errors name the JSON pointer") {
+  check_rejects("zebu-1core", [](Json& j) { j.set("bogus", 1); }, {"t.json: /bogus: unknown key"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"core"}).set("l3_bytes", 1); }, {"/core/l3_bytes: unknown key"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"format"}) = "cct-mapping"; }, {"/format:"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"version"}) = 7; }, {"/version: unsupported version"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"core", "l2_bytes"}) = 0; }, {"/core/l2_bytes: l2_bytes must be > 0"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"core", "pe_rows"}) = 64.5; }, {"/core/pe_rows: expected an integer"});
+  check_rejects("zebu-1core", [](Json& j) { erase_key(member(j, {"core"}), "wl0_bytes"); }, {"/core: missing key \"wl0_bytes\""});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"timing", "pe_efficiency"}) = 1.5; }, {"/timing/pe_efficiency: pe_efficiency must be in (0, 1]"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"noc", "hop_latency_cycles"}) = -1.0; }, {"/noc/hop_latency_cycles: hop_latency_cycles must be >= 0"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"dram", "channel_gib_per_s"}) = 0.0; }, {"/dram/channel_gib_per_s"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"energy", "mac_pj"}) = "cheap"; }, {"/energy/mac_pj: expected a number"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"clock_ghz"}) = 0.0; }, {"/clock_ghz: clock_ghz must be > 0"});
+  // Dies.
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"dies", "2", "name"}) = "compute0"; },
+                {"/dies/2/name: die name \"compute0\" is also used by /dies/1"});
+  check_rejects("chip-64tops", [](Json& j) { erase_key(member(j, {"dies", "1"}), "mesh"); }, {"/dies/1: a compute die needs \"mesh\""});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"dies", "0"}).set("mesh", Json::array({1, 1})); }, {"/dies/0/mesh: an IO die has no cores"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"dies", "1", "mesh"}) = Json::array({0, 2}); }, {"/dies/1/mesh/0: expected an integer in 1..1024"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"dies", "1", "kind"}) = "memory"; }, {"/dies/1/kind: expected \"io\" or \"compute\""});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"dies"}) = Json::array(); }, {"/dies: at least one die is needed"});
+  check_rejects("chip-64tops", [](Json& j) {
+    Json& dies = member(j, {"dies"});
+    dies = Json::array({dies.as_array()[0]});
+    member(j, {"d2d", "links"}) = Json::array();
+  }, {"/dies: at least one compute die is needed"});
+  // D2D links.
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"d2d", "links", "0", "0", "die"}) = "compute9"; },
+                {"/d2d/links/0/0/die: no die named \"compute9\""});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"d2d", "links", "0", "0", "core"}) = Json::array({2, 0}); },
+                {"/d2d/links/0/0/core: core [2, 0] is outside die \"compute0\"'s 2x2 mesh"});
+  check_rejects("chip-64tops", [](Json& j) { erase_key(member(j, {"d2d", "links", "0", "0"}), "core"); },
+                {"/d2d/links/0/0: a site on compute die \"compute0\" needs \"core\""});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"d2d", "links", "2", "1"}).set("core", Json::array({0, 0})); },
+                {"/d2d/links/2/1/core: die \"io\" is an IO die"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"d2d", "links", "0", "1"}) = member(j, {"d2d", "links", "0", "0"}); },
+                {"/d2d/links/0: a D2D link joins two different dies"});
+  check_rejects("chip-64tops", [](Json& j) {
+    auto& links = member(j, {"d2d", "links"}).as_array();
+    links.resize(2);  // only the compute0-compute1 links remain: io is cut off
+  }, {"/d2d/links: die", "cannot be reached"});
+  // DRAM channels.
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"dram", "channels"}) = Json::array(); }, {"/dram/channels: at least one DRAM channel"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"dram", "channels", "3", "die"}) = "hbm"; }, {"/dram/channels/3/die: no die named \"hbm\""});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"dram", "channels", "0", "core"}) = Json::array({0, 1}); },
+                {"/dram/channels/0/core: core [0, 1] is outside"});
+}
+
+TEST_CASE("schema rejections name the pointer too") {
+  Json j = cct::parse_json(preset_text("zebu-1core"), "z");
+  member(j, {"core", "l2_bytes"}) = -8;
+  std::string msg = error_of(cct::format_json(j), true);
+  CHECK(msg.find("t.json: /core/l2_bytes:") != std::string::npos);
+  CHECK(msg.find("arch.schema.json") != std::string::npos);
+}
+
+TEST_CASE("malformed text is reported with a line") {
+  std::string msg = error_of("{\n  \"format\": \"cct-arch\",\n  \"version\": 1,\n  oops\n}\n", false);
+  CHECK(msg.find("t.json:4") != std::string::npos);
+  CHECK(!error_of("", true).empty());
+  CHECK(!error_of("[]", false).empty());
+  CHECK(!error_of("{\"format\": \"cct-arch\"}", false).empty());
+}
+
+TEST_CASE("finalize checks architectures built in code") {
+  Architecture a = load_architecture("zebu-1core");
+  a.timing.lw_bytes_per_cycle = 0;
+  try {
+    a.finalize("built");
+    FAIL("no error");
+  } catch (const cct::Error& e) {
+    CHECK(std::string(e.what()) == "built: /timing/lw_bytes_per_cycle: lw_bytes_per_cycle must be > 0 (bytes/cycle)");
+  }
+  a = load_architecture("zebu-1core");
+  a.core.pe_cols = 128;
+  a.finalize("built");
+  CHECK(a.core.macs_per_cycle() == 8192);
+}
