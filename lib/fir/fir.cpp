@@ -1,0 +1,412 @@
+// FIR types: the operation table, module_list groups, Layer and Graph helpers.
+#include <algorithm>
+#include <cctype>
+
+#include "fir/fir.hpp"
+#include "fir/fir_ops.hpp"
+#include "support/error.hpp"
+
+namespace cct::fir {
+
+namespace detail {
+
+namespace {
+// Input counts include weights and constants (they appear in previous_layer and input_shape).
+constexpr OpInfo kOps[] = {
+    {Op::Quantize, "quantize", KeyOrder::Quantize, 1, 1, true},
+    {Op::Conv2d, "conv2d", KeyOrder::Pe, 2, 2, false},
+    {Op::Dense, "dense", KeyOrder::Pe, 2, 2, false},
+    {Op::MaxPool2d, "max_pool2d", KeyOrder::Vp, 1, 1, true},
+    {Op::AvgPool2d, "avg_pool2d", KeyOrder::Vp, 1, 2, true},
+    {Op::ElementWiseAdd, "element_wise_add", KeyOrder::Vp, 2, 2, true},
+    {Op::Reshape, "reshape", KeyOrder::Pe, 1, 1, false},
+    {Op::ElementWiseSub, "element_wise_sub", KeyOrder::Vp, 2, 2, false},
+    {Op::ElementWiseMul, "element_wise_mul", KeyOrder::Vp, 2, 2, false},
+    {Op::Concat, "concat", KeyOrder::Vp, 1, -1, false},
+    {Op::MatMul, "matmul", KeyOrder::Pe, 2, 2, false},
+    {Op::Transpose, "transpose", KeyOrder::Pe, 1, 1, false},
+    {Op::Relu, "relu", KeyOrder::Vp, 1, 1, false},
+    {Op::Sigmoid, "sigmoid", KeyOrder::Vp, 1, 1, false},
+    {Op::HardSigmoid, "hard_sigmoid", KeyOrder::Vp, 1, 1, false},
+    {Op::HardSwish, "hard_swish", KeyOrder::Vp, 1, 1, false},
+    {Op::Silu, "silu", KeyOrder::Vp, 1, 1, false},
+    {Op::Gelu, "gelu", KeyOrder::Vp, 1, 1, false},
+    {Op::Tanh, "tanh", KeyOrder::Vp, 1, 1, false},
+    {Op::Softmax, "softmax", KeyOrder::Pe, 1, 1, false},
+    {Op::LayerNorm, "layer_norm", KeyOrder::Pe, 1, 3, false},
+    {Op::Unknown, "unknown", KeyOrder::Pe, 0, -1, false},
+};
+}  // namespace
+
+const OpInfo& op_info(Op op) {
+  for (const auto& info : kOps)
+    if (info.op == op) return info;
+  return kOps[std::size(kOps) - 1];
+}
+
+}  // namespace detail
+
+std::string_view op_name(Op op) { return detail::op_info(op).name; }
+
+Op parse_op(std::string_view name) {
+  for (const auto& info : detail::kOps)
+    if (info.op != Op::Unknown && info.name == name) return info.op;
+  return Op::Unknown;
+}
+
+std::vector<std::string_view> known_op_names() {
+  std::vector<std::string_view> out;
+  for (const auto& info : detail::kOps)
+    if (info.op != Op::Unknown) out.push_back(info.name);
+  return out;
+}
+
+std::string_view device_name(Device d) { return d == Device::Cpu ? "cpu" : "npu"; }
+
+int dtype_bytes(std::string_view t) {
+  if (t == "int8" || t == "uint8") return 1;
+  if (t == "int16" || t == "float16") return 2;
+  if (t == "int32" || t == "float32") return 4;
+  return 0;
+}
+
+bool is_known_dtype(std::string_view t) { return dtype_bytes(t) != 0; }
+
+// ---- module_list groups -----------------------------------------------------
+
+namespace {
+
+Json shapes_json(const std::vector<Shape>& shapes) {
+  Json a = Json::array();
+  for (const auto& s : shapes) a.push(Json(s));
+  return a;
+}
+
+std::vector<Shape> read_shapes(const JsonCursor& c) {
+  std::vector<Shape> out;
+  for (const auto& e : c.elements()) out.push_back(e.as_int_vector());
+  return out;
+}
+
+void read_module_shapes(const JsonCursor& c, ModuleShapes& s) {
+  s.input_shape = read_shapes(c.at("input_shape"));
+  s.output_shape = read_shapes(c.at("output_shape"));
+}
+
+std::optional<double> opt_double(const JsonCursor& c, std::string_view key) {
+  auto m = c.find(key);
+  if (!m) return std::nullopt;
+  return m->as_double();
+}
+
+void put_shapes(Json& j, const ModuleShapes& s) {
+  j.set("input_shape", shapes_json(s.input_shape));
+  j.set("output_shape", shapes_json(s.output_shape));
+}
+
+}  // namespace
+
+Module make_module(const PreCal& g) {
+  Json j = Json::object();
+  j.set("requan_scale_a", g.requan_scale_a).set("requan_zp_a", g.requan_zp_a);
+  if (g.requan_scale_b) j.set("requan_scale_b", *g.requan_scale_b);
+  if (g.requan_zp_b) j.set("requan_zp_b", *g.requan_zp_b);
+  put_shapes(j, g);
+  return {"pre_cal", std::move(j)};
+}
+
+Module make_module(const PostCal& g) {
+  Json j = Json::object();
+  j.set("mul_k", g.mul_k).set("sum_b", g.sum_b).set("sumsub_mode", g.sumsub_mode);
+  if (g.carry_sel) j.set("carry_sel", *g.carry_sel);
+  put_shapes(j, g);
+  return {"post_cal", std::move(j)};
+}
+
+Module make_module(const CompareGroup& g) {
+  Json j = Json::object();
+  j.set("cmp_mode", g.cmp_mode).set("cmp_max_en", g.cmp_max_en).set("cmp_dim", g.cmp_dim);
+  put_shapes(j, g);
+  return {"compare_group", std::move(j)};
+}
+
+Module make_module(const Fp32MulGroup& g) {
+  Json j = Json::object();
+  j.set("mul_group_k_mux", g.mul_group_k_mux).set("act_mode", g.act_mode);
+  if (g.mul_group_k_scalar) j.set("mul_group_k_scalar", *g.mul_group_k_scalar);
+  put_shapes(j, g);
+  return {"fp32_mul_group", std::move(j)};
+}
+
+Module make_module(const AccTreeGroup& g) {
+  Json j = Json::object();
+  j.set("acc_tree_mode", g.acc_tree_mode).set("acc_dim", g.acc_dim);
+  put_shapes(j, g);
+  return {"acc_tree_group", std::move(j)};
+}
+
+Module make_module(const Fp32SumSubGroup& g) {
+  Json j = Json::object();
+  j.set("sumsub_group_mode", g.sumsub_group_mode).set("sumsub_group_b_mux", g.sumsub_group_b_mux);
+  put_shapes(j, g);
+  return {"fp32_sum_sub_group0", std::move(j)};
+}
+
+Module make_module(const ReluGroup& g) {
+  Json j = Json::object();
+  put_shapes(j, g);
+  return {"relu_group", std::move(j)};
+}
+
+PreCal decode_pre_cal(const JsonCursor& c) {
+  PreCal g;
+  read_module_shapes(c, g);
+  g.requan_scale_a = c.at("requan_scale_a").as_double();
+  g.requan_zp_a = c.at("requan_zp_a").as_double();
+  g.requan_scale_b = opt_double(c, "requan_scale_b");
+  g.requan_zp_b = opt_double(c, "requan_zp_b");
+  if (g.requan_scale_b.has_value() != g.requan_zp_b.has_value())
+    c.fail("requan_scale_b and requan_zp_b go together");
+  return g;
+}
+
+PostCal decode_post_cal(const JsonCursor& c) {
+  PostCal g;
+  read_module_shapes(c, g);
+  g.mul_k = c.at("mul_k").as_double();
+  g.sum_b = c.at("sum_b").as_double();
+  g.sumsub_mode = c.at("sumsub_mode").as_string();
+  if (auto m = c.find("carry_sel")) g.carry_sel = m->as_string();
+  return g;
+}
+
+CompareGroup decode_compare_group(const JsonCursor& c) {
+  CompareGroup g;
+  read_module_shapes(c, g);
+  g.cmp_mode = c.at("cmp_mode").as_string();
+  g.cmp_max_en = c.at("cmp_max_en").as_string();
+  g.cmp_dim = c.at("cmp_dim").as_string();
+  return g;
+}
+
+Fp32MulGroup decode_fp32_mul_group(const JsonCursor& c) {
+  Fp32MulGroup g;
+  read_module_shapes(c, g);
+  g.mul_group_k_mux = c.at("mul_group_k_mux").as_string();
+  g.act_mode = c.at("act_mode").as_string();
+  g.mul_group_k_scalar = opt_double(c, "mul_group_k_scalar");
+  if (g.mul_group_k_mux == "scalar" && !g.mul_group_k_scalar) c.fail("mul_group_k_mux \"scalar\" needs mul_group_k_scalar");
+  return g;
+}
+
+AccTreeGroup decode_acc_tree_group(const JsonCursor& c) {
+  AccTreeGroup g;
+  read_module_shapes(c, g);
+  g.acc_tree_mode = c.at("acc_tree_mode").as_string();
+  g.acc_dim = c.at("acc_dim").as_string();
+  return g;
+}
+
+Fp32SumSubGroup decode_fp32_sum_sub_group(const JsonCursor& c) {
+  Fp32SumSubGroup g;
+  read_module_shapes(c, g);
+  g.sumsub_group_mode = c.at("sumsub_group_mode").as_string();
+  g.sumsub_group_b_mux = c.at("sumsub_group_b_mux").as_string();
+  return g;
+}
+
+ReluGroup decode_relu_group(const JsonCursor& c) {
+  ReluGroup g;
+  read_module_shapes(c, g);
+  return g;
+}
+
+void check_module(const std::string& name, const JsonCursor& c) {
+  c.expect_object();
+  if (name == "pre_cal") decode_pre_cal(c);
+  else if (name == "post_cal") decode_post_cal(c);
+  else if (name == "compare_group") decode_compare_group(c);
+  else if (name == "fp32_mul_group") decode_fp32_mul_group(c);
+  else if (name == "acc_tree_group") decode_acc_tree_group(c);
+  else if (name.rfind("fp32_sum_sub_group", 0) == 0) decode_fp32_sum_sub_group(c);
+  else if (name == "relu_group") decode_relu_group(c);
+  else {
+    ModuleShapes s;
+    read_module_shapes(c, s);
+  }
+}
+
+// ---- Layer ----------------------------------------------------------------
+
+const Module* Layer::module(std::string_view group) const {
+  if (!module_list) return nullptr;
+  for (const auto& m : *module_list)
+    if (m.name == group) return &m;
+  return nullptr;
+}
+
+namespace {
+template <class T, class F>
+std::optional<T> decode_group(const Layer& l, std::string_view group, F decode) {
+  const Module* m = l.module(group);
+  if (!m) return std::nullopt;
+  static const std::string file = "FIR";
+  std::string ptr;
+  append_pointer_token(ptr, l.name);
+  ptr += "/module_list";
+  append_pointer_token(ptr, group);
+  return decode(JsonCursor(m->params, file, ptr));
+}
+}  // namespace
+
+std::optional<PreCal> Layer::pre_cal() const { return decode_group<PreCal>(*this, "pre_cal", decode_pre_cal); }
+std::optional<PostCal> Layer::post_cal() const { return decode_group<PostCal>(*this, "post_cal", decode_post_cal); }
+std::optional<CompareGroup> Layer::compare_group() const {
+  return decode_group<CompareGroup>(*this, "compare_group", decode_compare_group);
+}
+std::optional<Fp32MulGroup> Layer::fp32_mul_group() const {
+  return decode_group<Fp32MulGroup>(*this, "fp32_mul_group", decode_fp32_mul_group);
+}
+std::optional<AccTreeGroup> Layer::acc_tree_group() const {
+  return decode_group<AccTreeGroup>(*this, "acc_tree_group", decode_acc_tree_group);
+}
+std::optional<Fp32SumSubGroup> Layer::fp32_sum_sub_group() const {
+  return decode_group<Fp32SumSubGroup>(*this, "fp32_sum_sub_group0", decode_fp32_sum_sub_group);
+}
+
+const std::string* Layer::file(std::string_view role) const {
+  for (const auto& f : file_list)
+    if (f.first == role) return &f.second;
+  return nullptr;
+}
+
+std::array<int64_t, 2> Layer::window() const {
+  if (kernel_size) return *kernel_size;
+  if (pool_size) return *pool_size;
+  return {1, 1};
+}
+std::array<int64_t, 4> Layer::pads() const { return padding.value_or(std::array<int64_t, 4>{0, 0, 0, 0}); }
+std::array<int64_t, 2> Layer::strides() const { return stride.value_or(std::array<int64_t, 2>{1, 1}); }
+std::array<int64_t, 2> Layer::dilations() const { return dilation.value_or(std::array<int64_t, 2>{1, 1}); }
+
+// ---- names ------------------------------------------------------------------
+
+namespace {
+bool prefix_then_digits(std::string_view s, std::string_view prefix) {
+  if (s.size() <= prefix.size() || s.substr(0, prefix.size()) != prefix) return false;
+  return std::all_of(s.begin() + static_cast<std::ptrdiff_t>(prefix.size()), s.end(),
+                     [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; });
+}
+}  // namespace
+
+bool is_graph_input_name(std::string_view n) { return prefix_then_digits(n, "input"); }
+bool is_graph_output_name(std::string_view n) { return prefix_then_digits(n, "output"); }
+bool is_constant_name(std::string_view n) {
+  return n.rfind("constant", 0) == 0 || n.find("_constant") != std::string_view::npos;
+}
+
+// ---- Graph ------------------------------------------------------------------
+
+Graph::Graph(std::vector<Layer> layers) : layers_(std::move(layers)) { reindex(); }
+
+void Graph::add(Layer layer) {
+  by_name_.emplace(layer.name, layers_.size());
+  layers_.push_back(std::move(layer));
+}
+
+void Graph::reindex() {
+  by_name_.clear();
+  for (size_t i = 0; i < layers_.size(); ++i) by_name_.emplace(layers_[i].name, i);
+}
+
+const Layer* Graph::find(std::string_view name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &layers_[it->second];
+}
+
+Layer* Graph::find(std::string_view name) {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : &layers_[it->second];
+}
+
+std::vector<const Layer*> Graph::in_index_order() const {
+  std::vector<const Layer*> out;
+  out.reserve(layers_.size());
+  for (const auto& l : layers_) out.push_back(&l);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const Layer* a, const Layer* b) { return a->layer_index < b->layer_index; });
+  return out;
+}
+
+std::vector<const Layer*> Graph::producers(const Layer& l) const {
+  std::vector<const Layer*> out;
+  for (const auto& p : l.previous_layer)
+    if (const Layer* x = find(p)) out.push_back(x);
+  return out;
+}
+
+std::vector<const Layer*> Graph::consumers(const Layer& l) const {
+  std::vector<const Layer*> out;
+  for (const auto& n : l.next_layer)
+    if (const Layer* x = find(n)) out.push_back(x);
+  return out;
+}
+
+std::vector<const Layer*> Graph::input_layers() const {
+  std::vector<const Layer*> out;
+  for (const Layer* l : in_index_order())
+    if (std::any_of(l->previous_layer.begin(), l->previous_layer.end(),
+                    [](const std::string& p) { return is_graph_input_name(p); }))
+      out.push_back(l);
+  return out;
+}
+
+std::vector<const Layer*> Graph::output_layers() const {
+  std::vector<const Layer*> out;
+  for (const Layer* l : in_index_order())
+    if (std::any_of(l->next_layer.begin(), l->next_layer.end(),
+                    [](const std::string& n) { return is_graph_output_name(n); }))
+      out.push_back(l);
+  return out;
+}
+
+// ---- helpers ----------------------------------------------------------------
+
+int64_t element_count(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::optional<Shape> weight_shape(const Layer& l) {
+  if ((l.op == Op::Conv2d || l.op == Op::Dense || l.op == Op::MatMul) && l.input_shape.size() >= 2)
+    return l.input_shape[1];
+  return std::nullopt;
+}
+
+int64_t macs(const Layer& l) {
+  if (l.output_shape.empty()) return 0;
+  const Shape& out = l.output_shape[0];
+  auto w = weight_shape(l);
+  if (!w) return 0;
+  switch (l.op) {
+    case Op::Conv2d: {
+      // Each output element accumulates (C / groups) * kh * kw products: the weight's inner size.
+      if (w->size() != 4) return 0;
+      return element_count(out) * (*w)[1] * (*w)[2] * (*w)[3];
+    }
+    case Op::Dense: {
+      if (w->size() < 2) return 0;
+      return element_count(out) * (element_count(*w) / (*w)[0]);
+    }
+    case Op::MatMul: {
+      // [.., M, K] x [.., K, N]: every output element takes K products.
+      const Shape& a = l.input_shape[0];
+      if (a.empty()) return 0;
+      return element_count(out) * a.back();
+    }
+    default: return 0;
+  }
+}
+
+}  // namespace cct::fir
