@@ -1,0 +1,29 @@
+#include "mapping/mapping_fir.hpp"
+
+namespace cct::mapping {
+
+Network network_of(const fir::Graph& g) {
+  Network net;
+  std::vector<const fir::Layer*> order = g.in_index_order();
+  net.layers.reserve(order.size());
+  for (const fir::Layer* l : order) {
+    NetworkLayer nl;
+    nl.name = l->name;
+    nl.on_npu = l->device == fir::Device::Npu;
+    if (!l->output_shape.empty()) {
+      const fir::Shape& s = l->output_shape.front();
+      nl.rank = int(s.size());
+      for (size_t d = 0; d < s.size() && d < 4; ++d) nl.dims[d] = s[d];
+    }
+    for (const fir::Layer* p : g.producers(*l)) nl.producers.push_back(p->name);
+    net.layers.push_back(std::move(nl));
+  }
+  if (!net.layers.empty()) net.batch = net.layers.front().dims[0];
+  return net;
+}
+
+std::vector<std::string> check_against_fir(const Mapping& m, const fir::Graph& g, const std::string& file) {
+  return check_against_network(m, network_of(g), file);
+}
+
+}  // namespace cct::mapping

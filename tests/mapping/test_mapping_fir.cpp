@@ -1,0 +1,165 @@
+// Mappings against Frontend IRs: the examples, the single-core script on the
+// reference networks, and every network error.
+#include <doctest/doctest.h>
+
+#include <functional>
+
+#include "arch/arch.hpp"
+#include "fir/fir.hpp"
+#include "mapping/mapping.hpp"
+#include "mapping/mapping_fir.hpp"
+#include "support/error.hpp"
+#include "testing.hpp"
+
+using namespace cct::mapping;
+
+namespace {
+
+std::string examples() { return cct::testing::source_dir() + "/examples/mappings"; }
+
+const cct::fir::Graph& tiny_fir() {
+  static const cct::fir::Graph g = cct::fir::read_fir(examples() + "/tiny_cnn_b4.fir.json");
+  return g;
+}
+
+Mapping tiny_mapping() { return read_mapping(examples() + "/tiny_cnn_b4.chip-64tops.mapping.json"); }
+
+std::string joined(const std::vector<std::string>& problems) {
+  std::string s;
+  for (const auto& p : problems) s += p + "\n";
+  return s;
+}
+
+// Runs examples/mappings/single_core_mapping.py on a FIR and parses its output.
+Mapping script_mapping(const std::string& fir_path, const std::string& extra = "") {
+  auto r = cct::testing::run("/usr/bin/python3 " + examples() + "/single_core_mapping.py '" + fir_path + "' " + extra);
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  return parse_mapping(r.out, "script output");
+}
+
+}  // namespace
+
+TEST_CASE("the hand-written example fits its FIR and chip-64tops") {
+  Mapping m = tiny_mapping();
+  CHECK(m.batch == 4);
+  CHECK(m.segments.size() == 3);
+  auto problems = check_against_fir(m, tiny_fir(), "example");
+  CHECK_MESSAGE(problems.empty(), joined(problems));
+  problems = check_against_arch(m, cct::arch::load_architecture("chip-64tops"), "example");
+  CHECK_MESSAGE(problems.empty(), joined(problems));
+  // Reshape runs on the cpu and is not mapped.
+  CHECK(m.find("fc_reshape") == nullptr);
+}
+
+TEST_CASE("network view of a FIR") {
+  Network net = network_of(tiny_fir());
+  CHECK(net.batch == 4);
+  REQUIRE(net.layers.size() == 9);
+  CHECK(net.layers[2].name == "conv2");
+  CHECK(net.layers[2].dims == Dims{4, 32, 16, 16});
+  CHECK(net.layers[2].producers == std::vector<std::string>{"conv1"});
+  CHECK(net.layers[8].name == "fc_reshape");
+  CHECK(!net.layers[8].on_npu);
+  CHECK(net.layers[8].rank == 2);
+  CHECK(net.layers[8].dims == Dims{4, 10, 1, 1});
+}
+
+TEST_CASE("the single-core script maps every reference network") {
+  Mapping tiny = script_mapping(examples() + "/tiny_cnn_b4.fir.json");
+  CHECK(tiny.arch == "zebu-1core");
+  CHECK(tiny.fir == "tiny_cnn_b4");
+  CHECK(check_against_fir(tiny, tiny_fir(), "tiny").empty());
+  cct::arch::Architecture one = cct::arch::load_architecture("zebu-1core");
+  for (const std::string& path : cct::testing::reference_files("gemini-ir/frontend")) {
+    INFO(path);
+    cct::fir::Graph g = cct::fir::read_fir(path);
+    Mapping m = script_mapping(path);
+    auto problems = check_against_fir(m, g, path);
+    CHECK_MESSAGE(problems.empty(), joined(problems));
+    problems = check_against_arch(m, one, path);
+    CHECK_MESSAGE(problems.empty(), joined(problems));
+    // One segment per accelerator layer, all on core 0.
+    size_t npu = 0;
+    for (const auto& l : g.layers()) npu += l.device == cct::fir::Device::Npu;
+    CHECK(m.segments.size() == npu);
+    CHECK(m.batch == network_of(g).batch);
+  }
+}
+
+TEST_CASE("errors against the network") {
+  struct Case {
+    std::function<void(Mapping&)> edit;
+    std::vector<const char*> expect;
+  };
+  const Case cases[] = {
+      {[](Mapping& m) { m.segments[1].layers.erase(m.segments[1].layers.begin() + 2); },  // drop "add"
+       {"m.json: /segments: layer \"add\" is not mapped"}},
+      {[](Mapping& m) { m.segments[2].layers.push_back({"fc_reshape", {2}, {}, {}}); },
+       {"m.json: /segments/2/layers/1/layer: layer \"fc_reshape\" runs on the cpu and is not mapped"}},
+      {[](Mapping& m) { m.segments[2].layers.push_back({"softmax", {2}, {}, {}}); },
+       {"m.json: /segments/2/layers/1/layer: the network has no layer \"softmax\""}},
+      {[](Mapping& m) { m.segments[2].layers[0].partition.k = 1, m.segments[2].layers[0].partition.h = 2; },
+       {"/segments/2/layers/0/partition/h: 2 does not divide the 1 output rows of \"fc\""}},
+      {[](Mapping& m) {
+         m.segments[2].layers[0].cores = {0, 1, 2};
+         m.segments[2].layers[0].partition.k = 3;
+       },
+       {"/segments/2/layers/0/partition/k: 3 does not divide the 10 output channels of \"fc\""}},
+      {[](Mapping& m) {
+         m.segments[0].layers[1].cores = {1, 2, 3};
+         m.segments[0].layers[1].partition.h = 3;
+       },
+       {"/segments/0/layers/1/partition/h: 3 does not divide the 32 output rows of \"conv1\""}},
+      {[](Mapping& m) { std::swap(m.segments[1].layers[1], m.segments[1].layers[2]); },  // add before conv3
+       {"/segments/1/layers/1/layer: layer \"add\" is mapped before (or with) its producer \"conv3\""}},
+      {[](Mapping& m) { std::swap(m.segments[0], m.segments[2]); },
+       {"layer \"skip_dq\" is mapped before (or with) its producer \"conv2\"", "layer \"fc\" is mapped before (or with) its producer \"gap\""}},
+      {[](Mapping& m) {
+         m.batch = 2;
+         m.segments[0].batch_groups = 1;
+         m.segments[1].layers[1].partition = {1, 2, 2, 1};
+         m.segments[1].layers[2].partition = {1, 1, 2, 1};
+       },
+       {"m.json: /batch: the mapping is for batch 2 but the network's batch is 4"}},
+  };
+  for (const auto& c : cases) {
+    Mapping m = tiny_mapping();
+    c.edit(m);
+    std::vector<std::string> problems = check_structure(m, "m.json");
+    for (const auto& p : check_against_fir(m, tiny_fir(), "m.json")) problems.push_back(p);
+    INFO(joined(problems));
+    CHECK(!problems.empty());
+    for (const char* e : c.expect) {
+      bool found = false;
+      for (const auto& p : problems) found = found || p.find(e) != std::string::npos;
+      CHECK_MESSAGE(found, "expected: " << std::string(e));
+    }
+  }
+}
+
+TEST_CASE("rank and batch-group checks on a hand-built network") {
+  Network net;
+  net.batch = 6;
+  net.layers.push_back({"in", true, {6, 8, 4, 4}, 4, {}});
+  net.layers.push_back({"flat", false, {6, 128, 1, 1}, 2, {"in"}});
+  net.layers.push_back({"fc", true, {6, 10, 1, 1}, 2, {"flat"}});
+  net.layers.push_back({"t5", true, {6, 2, 2, 2}, 5, {"fc"}});
+  Mapping m;
+  m.arch = "x";
+  m.batch = 6;
+  m.segments.push_back({3, {{"in", {0, 1}, {2, 1, 1, 1}, {}}}});
+  m.segments.push_back({1, {{"fc", {0}, {}, {}}, {"t5", {1, 2}, {1, 2, 1, 1}, {}}}});
+  CHECK(check_structure(m, "m").empty());
+  auto problems = check_against_network(m, net, "m");
+  INFO(joined(problems));
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0] == "m: /segments/1/layers/1/partition: the rank-5 output of \"t5\" cannot be partitioned (only N, C, H, W outputs can)");
+  // Order flows through cpu layers: fc must come after in.
+  std::swap(m.segments[0], m.segments[1]);
+  m.segments[0].batch_groups = 1;
+  problems = check_against_network(m, net, "m");
+  bool found = false;
+  for (const auto& p : problems) found = found || p.find("layer \"fc\" is mapped before (or with) its producer \"flat\"") != std::string::npos;
+  CHECK_MESSAGE(found, joined(problems));
+}
