@@ -1,0 +1,37 @@
+// Per-line JSON Schema validation of JSON Lines files (ISA programs, traces).
+//
+// The line schemas (schemas/isa.schema.json, schemas/trace.schema.json) are
+// an "anyOf" with one branch per mnemonic. Validating a line against all
+// branches costs about ten times the parse, so once the reader knows the
+// mnemonic it validates against that mnemonic's branch merged into the root
+// tuple; the branches are disjoint (each requires its own mnemonic), so the
+// verdict is the same as for the whole schema. A line whose mnemonic is
+// unknown is validated against the whole schema.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "isa/isa.hpp"
+
+namespace cct::isa {
+
+class LineSchemaValidator {
+ public:
+  explicit LineSchemaValidator(std::string_view schema_name);
+  ~LineSchemaValidator();
+  LineSchemaValidator(const LineSchemaValidator&) = delete;
+  LineSchemaValidator& operator=(const LineSchemaValidator&) = delete;
+
+  // Validates one JSON line whose mnemonic is `op` (nullopt: unknown). On
+  // failure throws Error(kExitInvalidInput) as
+  // "file:line: /json/pointer: what (schemas/<name>.schema.json)".
+  void validate(std::string_view json_line, std::optional<Opcode> op, const std::string& file, long line_no);
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace cct::isa

@@ -1,0 +1,86 @@
+#include "isa/program_io.hpp"
+
+#include "isa/line_schema.hpp"
+#include "support/error.hpp"
+#include "support/io.hpp"
+
+namespace cct::isa {
+
+void read_instruction_body(LineReader& r, Instruction& inst) {
+  r.separator();
+  r.mapping(inst.mapping);
+  r.separator();
+  r.params(inst);
+  r.close_line();
+}
+
+Instruction parse_instruction(std::string_view line, Syntax syntax, const std::string& file, long line_no) {
+  LineReader r(line, syntax, file, line_no);
+  r.open_line();
+  Instruction inst(r.mnemonic());
+  read_instruction_body(r, inst);
+  return inst;
+}
+
+Program parse_program(std::string_view text, const std::string& file, bool validate, Syntax* syntax) {
+  Program prog;
+  // Reference lines are 150-450 bytes; one reallocation at worst.
+  prog.instructions.reserve(text.size() / 200 + 16);
+  std::unique_ptr<LineSchemaValidator> schema;
+  if (validate) schema = std::make_unique<LineSchemaValidator>("isa");
+  std::string scratch;
+  std::optional<Syntax> found = for_each_line(text, file, [&](std::string_view line, long line_no, Syntax s) {
+    LineReader r(line, s, file, line_no);
+    r.open_line();
+    Instruction& inst = prog.instructions.emplace_back(r.mnemonic());
+    read_instruction_body(r, inst);
+    if (schema) {
+      if (s == Syntax::JsonLines) {
+        schema->validate(line, inst.op(), file, line_no);
+      } else {
+        scratch.clear();
+        append_instruction(scratch, inst, Syntax::JsonLines);
+        schema->validate(scratch, inst.op(), file, line_no);
+      }
+    }
+  });
+  if (!found) throw_input_error(at_line(file, 0, "no instructions (the program is empty)"));
+  if (syntax) *syntax = *found;
+  return prog;
+}
+
+Program read_program(const std::string& path, bool validate, Syntax* syntax) {
+  std::string text = read_input(path);
+  return parse_program(text, display_name(path), validate, syntax);
+}
+
+std::string format_program(const Program& program, Syntax syntax) {
+  std::string out;
+  // Lines of the reference programs average under 300 bytes.
+  out.reserve(program.instructions.size() * 320);
+  for (const Instruction& inst : program.instructions) append_instruction(out, inst, syntax);
+  return out;
+}
+
+void write_program(const std::string& path, const Program& program, Syntax syntax, bool validate) {
+  std::string text = format_program(program, syntax);
+  if (validate) {
+    LineSchemaValidator schema("isa");
+    std::string scratch;
+    const std::string where = display_name(path);
+    long line_no = 0;
+    try {
+      for (const Instruction& inst : program.instructions) {
+        ++line_no;
+        scratch.clear();
+        append_instruction(scratch, inst, Syntax::JsonLines);
+        schema.validate(scratch, inst.op(), where, line_no);
+      }
+    } catch (const Error& e) {
+      throw Error(kExitInternal, std::string("output failed validation (a bug, please report): ") + e.what());
+    }
+  }
+  write_output(path, text);
+}
+
+}  // namespace cct::isa
