@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Export a torchvision model (random weights, eval mode) to ONNX or TorchScript.
+
+  export_torchvision.py NAME OUT [--batch N] [--size S] [--opset N] [--seed S] [--torchscript]
+
+The weights are random (seeded), but the BatchNorm running statistics are
+estimated on a few random batches first so activations have the spread of a
+trained network; with the default statistics (mean 0, variance 1) the deep
+models either saturate or vanish, which says nothing about quantization.
+
+OUT ending in .pt (or --torchscript) writes a traced TorchScript archive, the
+form onnx2fir accepts for PyTorch models; otherwise an ONNX file.
+Needs Debian's python3-torch and python3-torchvision.
+"""
+import argparse
+import sys
+
+
+def build(name, seed, size):
+    import torch
+    import torchvision
+
+    torch.manual_seed(seed)
+    ctor = getattr(torchvision.models, name, None)
+    if ctor is None:
+        sys.exit(f"export_torchvision.py: unknown torchvision model '{name}'")
+    kwargs = {}
+    if name in ("googlenet", "inception_v3"):
+        kwargs = {"aux_logits": False, "init_weights": True}
+    if name.startswith("vit_"):
+        kwargs = {"image_size": size}
+    model = ctor(weights=None, **kwargs)
+    # Estimate BatchNorm statistics on random batches (cumulative average).
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    if bns:
+        for m in bns:
+            m.reset_running_stats()
+            m.momentum = None
+        model.train()
+        g = torch.Generator().manual_seed(seed + 1)
+        with torch.no_grad():
+            for _ in range(3):
+                model(torch.randn(4, 3, size, size, generator=g))
+    model.eval()
+    return model
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("name", help="torchvision model name, e.g. resnet50")
+    p.add_argument("out", help="output file (.onnx, or .pt for TorchScript)")
+    p.add_argument("--batch", type=int, default=1)
+    p.add_argument("--size", type=int, default=224, help="input height and width")
+    p.add_argument("--opset", type=int, default=13)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--torchscript", action="store_true")
+    a = p.parse_args()
+    try:
+        import torch
+    except ImportError:
+        sys.exit("export_torchvision.py: python3-torch is not installed (apt-get install python3-torch python3-torchvision)")
+
+    model = build(a.name, a.seed, a.size)
+    x = torch.randn(a.batch, 3, a.size, a.size, generator=torch.Generator().manual_seed(a.seed + 2))
+    if a.torchscript or a.out.endswith(".pt"):
+        with torch.no_grad():
+            torch.jit.trace(model, x).save(a.out)
+    else:
+        # Not under no_grad: there nn.MultiheadAttention takes a fused fast path
+        # (aten::_native_multi_head_attention) that the ONNX exporter cannot write.
+        torch.onnx.export(model, x, a.out, opset_version=a.opset, input_names=["input"],
+                          output_names=["output"], do_constant_folding=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,23 @@
+// Single-precision matrix multiplication for the interpreter's Conv, Gemm and
+// MatMul: a packed, cache-blocked kernel (6x16 register tile) with an AVX2+FMA
+// variant chosen at run time, parallelised with parallel_for.
+#pragma once
+
+#include <cstdint>
+
+namespace cct::interp {
+
+// C = A * B (+ C when accumulate). Row-major: A is M x K with row stride lda,
+// B is K x N with row stride ldb, C is M x N with row stride ldc.
+// Each element of C is summed in the same order whatever the thread count.
+void sgemm(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+           int64_t ldc, bool accumulate);
+
+// The serial kernel on one block (used by sgemm; exposed for tests and benchmarks).
+void sgemm_serial(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
+                  int64_t ldc, bool accumulate);
+
+// True when the AVX2+FMA kernel is in use.
+bool sgemm_uses_avx2();
+
+}  // namespace cct::interp
