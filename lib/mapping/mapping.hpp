@@ -31,7 +31,13 @@ inline constexpr int64_t kFormatVersion = 1;
 // of cores.
 struct Partition {
   int64_t b = 1, k = 1, h = 1, w = 1;
-  int64_t product() const { return b * k * h * w; }
+  // Saturates at INT64_MAX rather than overflow (factors come from files).
+  int64_t product() const {
+    int64_t p = 1;
+    for (int64_t f : {b, k, h, w})
+      if (__builtin_mul_overflow(p, f, &p)) return INT64_MAX;
+    return p;
+  }
   std::array<int64_t, 4> factors() const { return {b, k, h, w}; }
   bool operator==(const Partition&) const = default;
 };

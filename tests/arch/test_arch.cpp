@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <functional>
+#include <random>
 
 #include "arch/arch.hpp"
 #include "support/error.hpp"
@@ -223,4 +224,36 @@ TEST_CASE("finalize checks architectures built in code") {
   a.core.pe_cols = 128;
   a.finalize("built");
   CHECK(a.core.macs_per_cycle() == 8192);
+}
+
+TEST_CASE("corrupted architecture files give errors, never crashes") {
+  std::mt19937_64 rng(20240611);
+  const std::string base(preset_text("chip-64tops"));
+  const std::string alphabet = "{}[],:\"-0123456789.eE xyzio";
+  int accepted = 0, rejected = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    std::string text = base;
+    int edits = 1 + int(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      size_t pos = size_t(rng() % text.size());
+      switch (rng() % 3) {
+        case 0: text[pos] = alphabet[rng() % alphabet.size()]; break;
+        case 1: text.erase(pos, 1 + rng() % 8); break;
+        default: text.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+      }
+      if (text.empty()) text = "{";
+    }
+    for (bool schema : {false, true}) {
+      try {
+        Architecture a = parse_architecture(text, "fuzz.json", schema);
+        ++accepted;
+        for (int c = 0; c < a.core_count(); ++c) (void)a.dram_route(c, 0);
+      } catch (const cct::Error& e) {
+        ++rejected;
+        CHECK(std::string(e.what()).rfind("fuzz.json", 0) == 0);  // every message says where
+      }
+    }
+  }
+  CHECK(rejected > 0);
+  MESSAGE(accepted << " corrupted variants were still valid");
 }

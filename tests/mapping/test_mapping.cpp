@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <functional>
+#include <random>
 #include <set>
 
 #include "arch/arch.hpp"
@@ -128,6 +129,8 @@ TEST_CASE("structural errors name the JSON pointer") {
        "/segments/1/layers/0/layer: layer \"a\" is mapped twice (also at /segments/0/layers/0)"},
       {[](Mapping& m) { m.segments[0].layers[0].partition.k = 3; },
        "/segments/0/layers/0/partition: factors b*k*h*w = 1*3*1*1 = 3 but the layer has 2 cores"},
+      {[](Mapping& m) { m.segments[0].layers[0].partition = {1, int64_t(1) << 40, int64_t(1) << 40, 1}; },
+       "/segments/0/layers/0/partition: factors b*k*h*w = 1*1099511627776*1099511627776*1 = 9223372036854775807 but the layer has 2 cores"},
       {[](Mapping& m) { m.segments[0].layers[0].partition = {0, 2, 1, 1}; },
        "/segments/0/layers/0/partition/b: partition factors must be >= 1, got 0"},
       {[](Mapping& m) { m.segments[0].layers[1].partition = {4, 1, 1, 1}; },
@@ -216,4 +219,35 @@ TEST_CASE("schema and docs cover every key") {
     CHECK_MESSAGE(std::string(cct::schema_text("mapping")).find(std::string("\"") + key + "\"") != std::string::npos,
                   "not in the schema: " << std::string(key));
   }
+}
+
+TEST_CASE("corrupted mapping files give errors, never crashes") {
+  std::mt19937_64 rng(7);
+  const std::string base = format_mapping(sample());
+  const std::string alphabet = "{}[],:\"-0123456789 abkhw";
+  cct::arch::Architecture chip = cct::arch::load_architecture("chip-64tops");
+  int rejected = 0;
+  for (int iter = 0; iter < 400; ++iter) {
+    std::string text = base;
+    int edits = 1 + int(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      size_t pos = size_t(rng() % text.size());
+      switch (rng() % 3) {
+        case 0: text[pos] = alphabet[rng() % alphabet.size()]; break;
+        case 1: text.erase(pos, 1 + rng() % 8); break;
+        default: text.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
+      }
+      if (text.empty()) text = "[";
+    }
+    for (bool schema : {false, true}) {
+      try {
+        Mapping m = parse_mapping(text, "fuzz.json", schema);
+        (void)check_against_arch(m, chip, "fuzz.json");
+      } catch (const cct::Error& e) {
+        ++rejected;
+        CHECK(std::string(e.what()).rfind("fuzz.json", 0) == 0);  // every message says where
+      }
+    }
+  }
+  CHECK(rejected > 0);
 }
