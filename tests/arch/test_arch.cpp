@@ -241,7 +241,7 @@ TEST_CASE("corrupted architecture files give errors, never crashes") {
         case 1: text.erase(pos, 1 + rng() % 8); break;
         default: text.insert(pos, 1, alphabet[rng() % alphabet.size()]); break;
       }
-      if (text.empty()) text = "{";
+      if (text.empty()) text.push_back('{');
     }
     for (bool schema : {false, true}) {
       try {
