@@ -163,3 +163,15 @@ TEST_CASE("rank and batch-group checks on a hand-built network") {
   for (const auto& p : problems) found = found || p.find("layer \"fc\" is mapped before (or with) its producer \"flat\"") != std::string::npos;
   CHECK_MESSAGE(found, joined(problems));
 }
+
+TEST_CASE("the example in the format doc is the example file") {
+  std::string doc = cct::testing::read_file(cct::testing::source_dir() + "/formats/Mapping_Format.md");
+  size_t at = doc.find("## Example");
+  REQUIRE(at != std::string::npos);
+  size_t begin = doc.find("```json\n", at);
+  REQUIRE(begin != std::string::npos);
+  begin += 8;
+  size_t end = doc.find("```", begin);
+  REQUIRE(end != std::string::npos);
+  CHECK(parse_mapping(doc.substr(begin, end - begin), "Mapping_Format.md") == tiny_mapping());
+}
