@@ -79,9 +79,13 @@ struct Mapping {
   int32_t wkl = 0;     // workload id
   int32_t tile = 0;    // tile index within the workload; -1 = not tile-specific
   int32_t core = 0;    // core that executes the instruction
-  bool core_written = false;  // the "core" key is present (absent means core 0)
+  bool core_written = false;  // write "core" even when it is 0 (set when read from a file that had it)
 
-  bool operator==(const Mapping&) const = default;
+  // Equality of meaning: whether "core" is written does not matter.
+  bool operator==(const Mapping& o) const {
+    return slyr == o.slyr && clyr == o.clyr && s_flyr == o.s_flyr && c_flyr == o.c_flyr && wkl == o.wkl &&
+           tile == o.tile && core == o.core;
+  }
 };
 
 class Instruction {

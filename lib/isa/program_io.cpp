@@ -28,21 +28,12 @@ Program parse_program(std::string_view text, const std::string& file, bool valid
   prog.instructions.reserve(text.size() / 200 + 16);
   std::unique_ptr<LineSchemaValidator> schema;
   if (validate) schema = std::make_unique<LineSchemaValidator>("isa");
-  std::string scratch;
   std::optional<Syntax> found = for_each_line(text, file, [&](std::string_view line, long line_no, Syntax s) {
     LineReader r(line, s, file, line_no);
     r.open_line();
     Instruction& inst = prog.instructions.emplace_back(r.mnemonic());
     read_instruction_body(r, inst);
-    if (schema) {
-      if (s == Syntax::JsonLines) {
-        schema->validate(line, inst.op(), file, line_no);
-      } else {
-        scratch.clear();
-        append_instruction(scratch, inst, Syntax::JsonLines);
-        schema->validate(scratch, inst.op(), file, line_no);
-      }
-    }
+    if (schema && s == Syntax::JsonLines) schema->validate(line, inst.op(), file, line_no);
   });
   if (!found) throw_input_error(at_line(file, 0, "no instructions (the program is empty)"));
   if (syntax) *syntax = *found;
@@ -65,17 +56,10 @@ std::string format_program(const Program& program, Syntax syntax) {
 void write_program(const std::string& path, const Program& program, Syntax syntax, bool validate) {
   std::string text = format_program(program, syntax);
   if (validate) {
-    LineSchemaValidator schema("isa");
-    std::string scratch;
-    const std::string where = display_name(path);
-    long line_no = 0;
+    // Re-read what we are about to write: the same checks as for inputs
+    // (the schema pass included for JSON Lines). A failure is a writer bug.
     try {
-      for (const Instruction& inst : program.instructions) {
-        ++line_no;
-        scratch.clear();
-        append_instruction(scratch, inst, Syntax::JsonLines);
-        schema.validate(scratch, inst.op(), where, line_no);
-      }
+      parse_program(text, display_name(path), true);
     } catch (const Error& e) {
       throw Error(kExitInternal, std::string("output failed validation (a bug, please report): ") + e.what());
     }

@@ -1,0 +1,211 @@
+#include "trace/trace.hpp"
+
+#include <memory>
+
+#include "isa/line_schema.hpp"
+#include "isa/schema_gen.hpp"
+#include "support/error.hpp"
+#include "support/io.hpp"
+
+namespace cct::trace {
+
+using isa::LineReader;
+
+namespace {
+
+// Reads the timing dictionary; `previous_idx` is the inst_idx of the line before (0 at the start).
+void read_timing(LineReader& r, Timing& t, int64_t previous_idx) {
+  enum : unsigned { kIdx = 1, kTime = 2, kIssue = 4, kEnergy = 8, kBytes = 16, kOps = 32 };
+  unsigned seen = 0;
+  t = Timing{};
+  r.set_key_kind("timing key");
+  r.read_object("the timing dictionary", [&](std::string_view key) {
+    unsigned bit = 0;
+    if (key == "inst_idx") {
+      bit = kIdx;
+      t.inst_idx = r.read_int();
+      if (t.inst_idx <= previous_idx)
+        r.fail_value("inst_idx " + std::to_string(t.inst_idx) + " does not follow " + std::to_string(previous_idx) +
+                     " (it must increase from line to line, starting at 1 or more)");
+    } else if (key == "time") {
+      bit = kTime;
+      int64_t v[2];
+      r.read_int_array(v, 2);
+      t.start = v[0];
+      t.end = v[1];
+      if (t.start < 0) r.fail_value("a start cycle cannot be negative");
+      if (t.end < t.start)
+        r.fail_value("[" + std::to_string(t.start) + ", " + std::to_string(t.end) + "] ends before it starts");
+    } else if (key == "issue") {
+      bit = kIssue;
+      t.set_issue(r.read_int());
+      if (t.issue < 0) r.fail_value("a cycle cannot be negative");
+    } else if (key == "energy") {
+      bit = kEnergy;
+      isa::NumberToken n = r.read_number();
+      t.set_energy(n.is_float ? n.f : static_cast<double>(n.i));
+      if (t.energy < 0) r.fail_value("energy cannot be negative");
+    } else if (key == "bytes") {
+      bit = kBytes;
+      t.set_bytes(r.read_int());
+      if (t.bytes < 0) r.fail_value("a byte count cannot be negative");
+    } else if (key == "ops") {
+      bit = kOps;
+      t.set_ops(r.read_int());
+      if (t.ops < 0) r.fail_value("an operation count cannot be negative");
+    } else if (isa::find_param(key)) {
+      r.fail("'" + std::string(key) +
+             "' is a parameter: a trace line needs the timing dictionary {inst_idx, time} in third place");
+    } else {
+      r.fail("unknown timing key '" + std::string(key.substr(0, 40)) +
+             "' (expected inst_idx, time, issue, energy, bytes, ops)");
+    }
+    if (seen & bit) r.fail("duplicate timing key '" + std::string(key) + "'");
+    seen |= bit;
+  });
+  r.set_key_kind({});
+  if (!(seen & kIdx)) r.fail("timing: missing key 'inst_idx'");
+  if (!(seen & kTime)) r.fail("timing: missing key 'time'");
+  if (t.has(Timing::kIssue) && t.issue > t.start)
+    r.fail("timing: issue cycle " + std::to_string(t.issue) + " is after the start cycle " + std::to_string(t.start));
+}
+
+}  // namespace
+
+int64_t Trace::total_cycles() const {
+  int64_t total = 0;
+  for (const Timing& t : timing) total = std::max(total, t.end);
+  return total;
+}
+
+Trace parse_trace(std::string_view text, const std::string& file, bool validate, Syntax* syntax) {
+  Trace trace;
+  size_t estimate = text.size() / 220 + 16;
+  trace.program.instructions.reserve(estimate);
+  trace.timing.reserve(estimate);
+  std::unique_ptr<isa::LineSchemaValidator> schema;
+  if (validate) schema = std::make_unique<isa::LineSchemaValidator>("trace");
+  int64_t previous_idx = 0;
+  std::optional<Syntax> found =
+      isa::for_each_line(text, file, [&](std::string_view line, long line_no, Syntax s) {
+        LineReader r(line, s, file, line_no);
+        r.open_line();
+        Instruction& inst = trace.program.instructions.emplace_back(r.mnemonic());
+        Timing& t = trace.timing.emplace_back();
+        r.separator();
+        r.mapping(inst.mapping);
+        r.separator();
+        read_timing(r, t, previous_idx);
+        previous_idx = t.inst_idx;
+        r.separator();
+        r.params(inst);
+        r.close_line();
+        if (schema && s == Syntax::JsonLines) schema->validate(line, inst.op(), file, line_no);
+      });
+  if (!found) throw_input_error(at_line(file, 0, "no instructions (the trace is empty)"));
+  if (syntax) *syntax = *found;
+  return trace;
+}
+
+Trace read_trace(const std::string& path, bool validate, Syntax* syntax) {
+  std::string text = read_input(path);
+  return parse_trace(text, display_name(path), validate, syntax);
+}
+
+void append_timing(std::string& out, const Timing& t, Syntax s) {
+  out += '{';
+  isa::append_key(out, "inst_idx", s);
+  isa::append_int(out, t.inst_idx);
+  out += ", ";
+  isa::append_key(out, "time", s);
+  out += '[';
+  isa::append_int(out, t.start);
+  out += ", ";
+  isa::append_int(out, t.end);
+  out += ']';
+  if (t.has(Timing::kIssue)) {
+    out += ", ";
+    isa::append_key(out, "issue", s);
+    isa::append_int(out, t.issue);
+  }
+  if (t.has(Timing::kEnergy)) {
+    out += ", ";
+    isa::append_key(out, "energy", s);
+    isa::append_float(out, t.energy);
+  }
+  if (t.has(Timing::kBytes)) {
+    out += ", ";
+    isa::append_key(out, "bytes", s);
+    isa::append_int(out, t.bytes);
+  }
+  if (t.has(Timing::kOps)) {
+    out += ", ";
+    isa::append_key(out, "ops", s);
+    isa::append_int(out, t.ops);
+  }
+  out += '}';
+}
+
+void append_trace_line(std::string& out, const Instruction& inst, const Timing& t, Syntax s) {
+  isa::append_line_start(out, inst.op(), s);
+  isa::append_mapping(out, inst.mapping, s);
+  out += ", ";
+  append_timing(out, t, s);
+  out += ", ";
+  isa::append_params(out, inst, s);
+  out += "]\n";
+}
+
+std::string format_trace(const Trace& trace, Syntax syntax) {
+  if (trace.timing.size() != trace.program.instructions.size())
+    throw Error(kExitInternal, "trace has " + std::to_string(trace.program.size()) + " instructions but " +
+                                   std::to_string(trace.timing.size()) + " timings");
+  std::string out;
+  out.reserve(trace.timing.size() * 360);
+  for (size_t i = 0; i < trace.timing.size(); ++i)
+    append_trace_line(out, trace.program.instructions[i], trace.timing[i], syntax);
+  return out;
+}
+
+void write_trace(const std::string& path, const Trace& trace, Syntax syntax, bool validate) {
+  std::string text = format_trace(trace, syntax);
+  if (validate) {
+    // Re-read what we are about to write: the same checks as for inputs
+    // (the schema pass included for JSON Lines). A failure is a writer bug.
+    try {
+      parse_trace(text, display_name(path), true);
+    } catch (const Error& e) {
+      throw Error(kExitInternal, std::string("output failed validation (a bug, please report): ") + e.what());
+    }
+  }
+  write_output(path, text);
+}
+
+std::string trace_schema_text() {
+  Json cycle = Json::object().set("type", "integer").set("minimum", 0);
+  Json count = Json::object().set("type", "integer").set("minimum", 0);
+  Json props = Json::object()
+                   .set("inst_idx", Json::object().set("type", "integer").set("minimum", 1))
+                   .set("time", Json::object()
+                                    .set("type", "array")
+                                    .set("items", cycle)
+                                    .set("minItems", 2)
+                                    .set("maxItems", 2))
+                   .set("issue", cycle)
+                   .set("energy", Json::object().set("type", "number").set("minimum", 0))
+                   .set("bytes", count)
+                   .set("ops", count);
+  Json timing = Json::object()
+                    .set("type", "object")
+                    .set("properties", std::move(props))
+                    .set("required", Json::array({"inst_idx", "time"}))
+                    .set("additionalProperties", false);
+  Json schema = isa::instruction_line_schema(
+      "Trace line (JSON Lines syntax)",
+      "One line of an execution trace: [mnemonic, mapping, timing, parameters]. Generated from the opcode table in "
+      "lib/isa/isa.cpp and lib/trace/trace.cpp; see formats/Trace_Format.md.",
+      {isa::ExtraElement{"timing", std::move(timing)}});
+  return format_json(schema) + "\n";
+}
+
+}  // namespace cct::trace
