@@ -347,16 +347,16 @@ class Checker {
     for (size_t i = 0; i < l.previous_layer.size(); ++i) {
       const std::string& p = l.previous_layer[i];
       const Layer* prod = g_.find(p);
-      std::string here = ptr(l, "previous_layer", static_cast<long>(i));
+      auto here = [&] { return ptr(l, "previous_layer", static_cast<long>(i)); };
       if (!prod) {
         if (!is_graph_input_name(p) && !is_constant_name(p))
-          problem(here, "\"" + p + "\" is neither a layer, a graph input (input<N>) nor a constant");
+          problem(here(), "\"" + p + "\" is neither a layer, a graph input (input<N>) nor a constant");
         continue;
       }
       if (!contains(prod->next_layer, l.name))
-        problem(here, "\"" + p + "\" does not list \"" + l.name + "\" in its next_layer");
+        problem(here(), "\"" + p + "\" does not list \"" + l.name + "\" in its next_layer");
       if (prod->layer_index >= l.layer_index)
-        problem(here, "producer \"" + p + "\" has layer_index " + std::to_string(prod->layer_index) +
+        problem(here(), "producer \"" + p + "\" has layer_index " + std::to_string(prod->layer_index) +
                           ", not before " + std::to_string(l.layer_index));
       if (!prod->output_shape.empty() && i < l.input_shape.size() && prod->output_shape[0] != l.input_shape[i])
         problem(ptr(l, "input_shape", static_cast<long>(i)),
@@ -368,13 +368,13 @@ class Checker {
     for (size_t i = 0; i < l.next_layer.size(); ++i) {
       const std::string& n = l.next_layer[i];
       const Layer* cons = g_.find(n);
-      std::string here = ptr(l, "next_layer", static_cast<long>(i));
+      auto here = [&] { return ptr(l, "next_layer", static_cast<long>(i)); };
       if (!cons) {
-        if (!is_graph_output_name(n)) problem(here, "\"" + n + "\" is neither a layer nor a graph output (output<N>)");
+        if (!is_graph_output_name(n)) problem(here(), "\"" + n + "\" is neither a layer nor a graph output (output<N>)");
         continue;
       }
       if (!contains(cons->previous_layer, l.name))
-        problem(here, "\"" + n + "\" does not list \"" + l.name + "\" in its previous_layer");
+        problem(here(), "\"" + n + "\" does not list \"" + l.name + "\" in its previous_layer");
     }
   }
 

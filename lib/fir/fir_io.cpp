@@ -6,9 +6,11 @@
 #include "fir/fir_ops.hpp"
 #include "support/error.hpp"
 #include "support/io.hpp"
+#include "support/json_emit.hpp"
 #include "support/json_rapid.hpp"
 #include "support/rapid_cursor.hpp"
 #include "support/schema.hpp"
+#include "support/schema_parse.hpp"
 
 namespace cct::fir {
 
@@ -387,10 +389,163 @@ void put_all(Json::Object& o, const Layer& l, const Slot (&order)[N]) {
 
 }  // namespace
 
+// ---- fast writing: the same text as format_json(to_json(g)), via support/json_emit ----
+//
+// Mirrors put_slot() key for key; tests/fir compares the two writers byte for
+// byte on every reference file.
+
+using emit::Kind;
+
+struct QuantInfoView {
+  const QuantInfo* q;
+};
+constexpr Kind json_kind(const QuantInfoView&) { return Kind::Object; }
+template <class F>
+void for_each_member(const QuantInfoView& v, F&& f) {
+  std::string key;
+  for (size_t i = 0; i < v.q->inputs.size(); ++i) {
+    key = "input_scale" + std::to_string(i + 1);
+    f(std::string_view(key), v.q->inputs[i].scale);
+    key = "input_zero_point" + std::to_string(i + 1);
+    f(std::string_view(key), v.q->inputs[i].zero_point);
+  }
+  if (v.q->output_scale) f("output_scale", *v.q->output_scale);
+  if (v.q->output_zero_point) f("output_zero_point", *v.q->output_zero_point);
+  if (v.q->round_type) f("round_type", *v.q->round_type);
+  for (const auto& [k, x] : v.q->extra) f(std::string_view(k), x);
+}
+
+struct FileListView {
+  const std::vector<std::pair<std::string, std::string>>* files;
+};
+constexpr Kind json_kind(const FileListView&) { return Kind::Object; }
+template <class F>
+void for_each_member(const FileListView& v, F&& f) {
+  for (const auto& [role, name] : *v.files) f(std::string_view(role), name);
+}
+
+struct ModuleListView {
+  const std::vector<Module>* modules;
+};
+constexpr Kind json_kind(const ModuleListView&) { return Kind::Object; }
+template <class F>
+void for_each_member(const ModuleListView& v, F&& f) {
+  for (const auto& m : *v.modules) f(std::string_view(m.name), m.params);
+}
+
+struct LayerView {
+  const Layer* l;
+};
+constexpr Kind json_kind(const LayerView&) { return Kind::Object; }
+constexpr bool json_always_expanded(const LayerView&) { return true; }  // 13 required keys
+
+template <class F>
+void visit_slot(const Layer& l, Slot s, F& f) {
+  switch (s) {
+    case Slot::Index: f("layer_index", l.layer_index); break;
+    case Slot::Name: f("name", l.name); break;
+    case Slot::Operation: f("operation", l.op == Op::Unknown ? std::string_view(l.operation) : op_name(l.op)); break;
+    case Slot::Device: f("device", device_name(l.device)); break;
+    case Slot::InDtype: f("input_dtype", l.input_dtype); break;
+    case Slot::OutDtype: f("output_dtype", l.output_dtype); break;
+    case Slot::InShape: f("input_shape", l.input_shape); break;
+    case Slot::OutShape: f("output_shape", l.output_shape); break;
+    case Slot::QuantInfo:
+      if (l.quant_info) f("quant_info", QuantInfoView{&*l.quant_info});
+      break;
+    case Slot::Prev: f("previous_layer", l.previous_layer); break;
+    case Slot::Next: f("next_layer", l.next_layer); break;
+    case Slot::FileList: f("file_list", FileListView{&l.file_list}); break;
+    case Slot::InBatch: f("input_batchdim", l.input_batchdim); break;
+    case Slot::OutBatch: f("output_batchdim", l.output_batchdim); break;
+    case Slot::Activation:
+      if (l.activation) {
+        f("activation_type", l.activation->type);
+        f("activation_attr", l.activation->attr);
+      }
+      break;
+    case Slot::Kernel:
+      if (l.kernel_size) f("kernel_size", *l.kernel_size);
+      break;
+    case Slot::PoolSize:
+      if (l.pool_size) f("pool_size", *l.pool_size);
+      break;
+    case Slot::Padding:
+      if (l.padding) f("padding", *l.padding);
+      break;
+    case Slot::Stride:
+      if (l.stride) f("stride", *l.stride);
+      break;
+    case Slot::CeilMode:
+      if (l.ceil_mode) {
+        if (l.ceil_mode_numeric) f("ceil_mode", int64_t{*l.ceil_mode ? 1 : 0});
+        else f("ceil_mode", *l.ceil_mode);
+      }
+      break;
+    case Slot::Dilation:
+      if (l.dilation) f("dilation", *l.dilation);
+      break;
+    case Slot::Groups:
+      if (l.groups) f("groups", *l.groups);
+      break;
+    case Slot::Axis:
+      if (l.axis) f("axis", *l.axis);
+      break;
+    case Slot::Perm:
+      if (l.perm) f("perm", *l.perm);
+      break;
+    case Slot::Luts: {
+      std::string key;
+      for (size_t i = 0; i < l.tensor_lut.size(); ++i) {
+        key = "tensor" + std::to_string(i) + "_lut";
+        f(std::string_view(key), l.tensor_lut[i]);
+      }
+      break;
+    }
+    case Slot::TensorMode:
+      if (l.tensor_mode) f("tensor_mode", *l.tensor_mode);
+      break;
+    case Slot::ModuleList:
+      if (l.module_list) f("module_list", ModuleListView{&*l.module_list});
+      break;
+    case Slot::OriName:
+      if (l.ori_name) f("ori_name", *l.ori_name);
+      break;
+    case Slot::Nhwc:
+      if (l.nhwc_consistant) f("nhwc_consistant", *l.nhwc_consistant);
+      break;
+  }
+}
+
+template <class F, size_t N>
+void visit_slots(const Layer& l, const Slot (&order)[N], F& f) {
+  for (Slot s : order) visit_slot(l, s, f);
+}
+
+template <class F>
+void for_each_member(const LayerView& v, F&& f) {
+  const Layer& l = *v.l;
+  switch (detail::op_info(l.op).order) {
+    case detail::KeyOrder::Pe: visit_slots(l, kPeOrder, f); break;
+    case detail::KeyOrder::Vp: visit_slots(l, kVpOrder, f); break;
+    case detail::KeyOrder::Quantize: visit_slots(l, kQuantizeOrder, f); break;
+  }
+  for (const auto& [k, x] : l.extra) f(std::string_view(k), x);
+}
+
+struct GraphView {
+  const Graph* g;
+};
+constexpr Kind json_kind(const GraphView&) { return Kind::Object; }
+template <class F>
+void for_each_member(const GraphView& v, F&& f) {
+  for (const auto& l : v.g->layers()) f(std::string_view(l.name), LayerView{&l});
+}
+
 Graph parse_fir(std::string_view text, const std::string& file, const ReadOptions& opts) {
   rapidjson::Document doc;
-  parse_rapidjson(doc, text, file);
-  if (opts.validate_schema) validate_against_schema(doc, "fir", file);
+  if (opts.validate_schema) parse_validated_rapidjson(doc, text, file, "fir");
+  else parse_rapidjson(doc, text, file);
   RapidCursor root(doc, file);
   root.expect_object();
   Graph g;
@@ -428,7 +583,7 @@ Json to_json(const Graph& g) {
 }
 
 std::string format_fir(const Graph& g, bool validate) {
-  std::string text = format_json(to_json(g));
+  std::string text = emit::format(GraphView{&g});
   if (validate) validate_output_text(text, "fir", "FIR output");
   return text;
 }

@@ -68,6 +68,14 @@ TEST_CASE("reference FIRs round-trip: the written JSON equals the original, key 
   }
 }
 
+TEST_CASE("the fast writer gives exactly format_json(to_json(g))") {
+  for (const auto& path : reference_firs()) {
+    CAPTURE(path);
+    fir::Graph g = fir::read_fir(path);
+    CHECK(fir::format_fir(g, false) == format_json(fir::to_json(g)));
+  }
+}
+
 TEST_CASE("graph helpers on ResNet-50 batch 1") {
   std::string path;
   for (const auto& p : reference_firs())
