@@ -5,9 +5,13 @@
 #include <rapidjson/reader.h>
 #include <rapidjson/schema.h>
 
+#include <algorithm>
 #include <array>
+#include <exception>
 #include <map>
 #include <mutex>
+#include <thread>
+#include <vector>
 
 #include "support/error.hpp"
 #include "support/json_rapid.hpp"
@@ -165,6 +169,44 @@ void LineSchemaValidator::validate(std::string_view json_line, std::optional<Opc
   parse_rapidjson(s.doc, json_line, where());
   validate_against_schema(s.doc, s.name, where());
   throw_input_error(where() + ": does not match schemas/" + s.name + ".schema.json");
+}
+
+void validate_lines(std::string_view schema_name, std::span<const SchemaLine> lines, const std::string& file) {
+  // Threads pay off only on large inputs; below this a single pass is faster.
+  constexpr size_t kLinesPerThread = 8192;
+  size_t hw = std::max(1u, std::thread::hardware_concurrency());
+  size_t threads = std::min<size_t>({hw, 8, (lines.size() + kLinesPerThread - 1) / kLinesPerThread});
+  if (threads <= 1) {
+    LineSchemaValidator v(schema_name);
+    for (const SchemaLine& l : lines) v.validate(l.text, l.op, file, l.line_no);
+    return;
+  }
+  // Each worker validates one contiguous chunk and stops at its first error.
+  struct Outcome {
+    size_t failed_at = SIZE_MAX;  // index into lines
+    std::exception_ptr error;
+  };
+  std::vector<Outcome> outcomes(threads);
+  auto work = [&](size_t t) {
+    size_t begin = lines.size() * t / threads;
+    size_t end = lines.size() * (t + 1) / threads;
+    size_t i = begin;
+    try {
+      LineSchemaValidator v(schema_name);
+      for (; i < end; ++i) v.validate(lines[i].text, lines[i].op, file, lines[i].line_no);
+    } catch (...) {
+      outcomes[t].failed_at = i;
+      outcomes[t].error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(threads - 1);
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
+  work(0);
+  for (auto& th : pool) th.join();
+  // Chunks are in line order, so the first chunk with an error holds the first failing line.
+  for (const Outcome& o : outcomes)
+    if (o.error) std::rethrow_exception(o.error);
 }
 
 }  // namespace cct::isa

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -33,5 +34,18 @@ class LineSchemaValidator {
   struct State;
   std::unique_ptr<State> state_;
 };
+
+// One JSON line to validate.
+struct SchemaLine {
+  std::string_view text;
+  Opcode op;
+  long line_no;
+};
+
+// Validates every line against schemas/<schema_name>.schema.json. Inputs of
+// many lines are split over up to hardware_concurrency() threads, each with
+// its own validator (the compiled schemas are shared read-only). The error
+// thrown is always that of the first failing line, whatever the thread count.
+void validate_lines(std::string_view schema_name, std::span<const SchemaLine> lines, const std::string& file);
 
 }  // namespace cct::isa

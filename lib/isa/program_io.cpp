@@ -1,5 +1,7 @@
 #include "isa/program_io.hpp"
 
+#include <vector>
+
 #include "isa/line_schema.hpp"
 #include "support/error.hpp"
 #include "support/io.hpp"
@@ -26,16 +28,19 @@ Program parse_program(std::string_view text, const std::string& file, bool valid
   Program prog;
   // Reference lines are 150-450 bytes; one reallocation at worst.
   prog.instructions.reserve(text.size() / 200 + 16);
-  std::unique_ptr<LineSchemaValidator> schema;
-  if (validate) schema = std::make_unique<LineSchemaValidator>("isa");
+  std::vector<SchemaLine> schema_lines;  // JSON Lines input, validated after the table checks
   std::optional<Syntax> found = for_each_line(text, file, [&](std::string_view line, long line_no, Syntax s) {
     LineReader r(line, s, file, line_no);
     r.open_line();
     Instruction& inst = prog.instructions.emplace_back(r.mnemonic());
     read_instruction_body(r, inst);
-    if (schema && s == Syntax::JsonLines) schema->validate(line, inst.op(), file, line_no);
+    if (validate && s == Syntax::JsonLines) {
+      if (schema_lines.empty()) schema_lines.reserve(prog.instructions.capacity());
+      schema_lines.push_back({line, inst.op(), line_no});
+    }
   });
   if (!found) throw_input_error(at_line(file, 0, "no instructions (the program is empty)"));
+  if (!schema_lines.empty()) validate_lines("isa", schema_lines, file);
   if (syntax) *syntax = *found;
   return prog;
 }

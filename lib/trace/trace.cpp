@@ -1,6 +1,7 @@
 #include "trace/trace.hpp"
 
 #include <memory>
+#include <vector>
 
 #include "isa/line_schema.hpp"
 #include "isa/schema_gen.hpp"
@@ -83,8 +84,7 @@ Trace parse_trace(std::string_view text, const std::string& file, bool validate,
   size_t estimate = text.size() / 220 + 16;
   trace.program.instructions.reserve(estimate);
   trace.timing.reserve(estimate);
-  std::unique_ptr<isa::LineSchemaValidator> schema;
-  if (validate) schema = std::make_unique<isa::LineSchemaValidator>("trace");
+  std::vector<isa::SchemaLine> schema_lines;  // JSON Lines input, validated after the table checks
   int64_t previous_idx = 0;
   std::optional<Syntax> found =
       isa::for_each_line(text, file, [&](std::string_view line, long line_no, Syntax s) {
@@ -100,9 +100,13 @@ Trace parse_trace(std::string_view text, const std::string& file, bool validate,
         r.separator();
         r.params(inst);
         r.close_line();
-        if (schema && s == Syntax::JsonLines) schema->validate(line, inst.op(), file, line_no);
+        if (validate && s == Syntax::JsonLines) {
+          if (schema_lines.empty()) schema_lines.reserve(trace.timing.capacity());
+          schema_lines.push_back({line, inst.op(), line_no});
+        }
       });
   if (!found) throw_input_error(at_line(file, 0, "no instructions (the trace is empty)"));
+  if (!schema_lines.empty()) isa::validate_lines("trace", schema_lines, file);
   if (syntax) *syntax = *found;
   return trace;
 }
