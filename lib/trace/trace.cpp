@@ -1,6 +1,10 @@
 #include "trace/trace.hpp"
 
+#include <array>
+#include <deque>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "isa/line_schema.hpp"
@@ -183,6 +187,81 @@ void write_trace(const std::string& path, const Trace& trace, Syntax syntax, boo
     }
   }
   write_output(path, text);
+}
+
+isa::CheckReport check_trace(const Trace& trace, size_t max_diagnostics) {
+  using isa::Opcode;
+  using isa::Param;
+  constexpr int kQ = isa::kQueueCount;
+  isa::CheckReport report;
+  auto add = [&](size_t index, std::string message) {
+    if (report.diagnostics.size() < max_diagnostics) report.diagnostics.push_back({true, index, std::move(message)});
+  };
+  if (trace.timing.size() != trace.program.size()) {
+    add(0, "the trace has " + std::to_string(trace.program.size()) + " instructions but " +
+               std::to_string(trace.timing.size()) + " timings");
+    return report;
+  }
+  struct CoreState {
+    std::array<int64_t, kQ> last{};  // index + 1 of the last instruction seen per queue (0: none)
+    // Pending tokens per (X, Y): instruction indices of the pushes, in order.
+    std::array<std::array<std::deque<size_t>, kQ>, kQ> pushed;
+  };
+  std::map<int32_t, CoreState> cores;
+  // Sends and receives wait here for their partner: key (sender, receiver, tag).
+  std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<size_t>> sends, receives;
+  const auto& insts = trace.program.instructions;
+  for (size_t i = 0; i < insts.size(); ++i) {
+    const Instruction& inst = insts[i];
+    const Timing& t = trace.timing[i];
+    CoreState& c = cores[inst.mapping.core];
+    const int q = static_cast<int>(inst.queue());
+    auto name = [&] { return std::string(inst.mnemonic()) + " on core " + std::to_string(inst.mapping.core); };
+    if (c.last[q] > 0) {
+      const Timing& prev = trace.timing[static_cast<size_t>(c.last[q] - 1)];
+      if (t.start < prev.end)
+        add(i, name() + " starts at " + std::to_string(t.start) + ", before the previous instruction of queue " +
+                   std::string(isa::queue_name(inst.queue())) + " (instruction " + std::to_string(c.last[q]) +
+                   ") ended at " + std::to_string(prev.end));
+    }
+    c.last[q] = static_cast<int64_t>(i) + 1;
+    for (isa::Queue x : inst.prev) {
+      auto& fifo = c.pushed[static_cast<int>(x)][q];
+      std::string pair = std::string(isa::queue_name(x)) + "->" + std::string(isa::queue_name(inst.queue()));
+      if (fifo.empty()) {
+        add(i, name() + " pops a " + pair + " token that was never pushed before it");
+        continue;
+      }
+      size_t producer = fifo.front();
+      fifo.pop_front();
+      if (t.start < trace.timing[producer].end)
+        add(i, name() + " starts at " + std::to_string(t.start) + ", before the " + pair + " token it pops was pushed (" +
+                   std::string(insts[producer].mnemonic()) + ", instruction " + std::to_string(producer + 1) +
+                   ", ended at " + std::to_string(trace.timing[producer].end) + ")");
+    }
+    for (isa::Queue y : inst.next) c.pushed[q][static_cast<int>(y)].push_back(i);
+    if (inst.op() == Opcode::so_mov || inst.op() == Opcode::si_mov) {
+      bool sending = inst.op() == Opcode::so_mov;
+      int64_t self = inst.mapping.core;
+      int64_t peer = inst.get(sending ? Param::DCORE : Param::SCORE);
+      auto key = sending ? std::make_tuple(self, peer, inst.get(Param::TAG))
+                         : std::make_tuple(peer, self, inst.get(Param::TAG));
+      auto& mine = sending ? sends[key] : receives[key];
+      auto& theirs = sending ? receives[key] : sends[key];
+      if (theirs.empty()) {
+        mine.push_back(i);
+      } else {
+        size_t other = theirs.front();
+        theirs.pop_front();
+        size_t send = sending ? i : other, recv = sending ? other : i;
+        if (trace.timing[recv].end < trace.timing[send].start)
+          add(recv, "si_mov on core " + std::to_string(insts[recv].mapping.core) + " ends at " +
+                        std::to_string(trace.timing[recv].end) + ", before its so_mov (instruction " +
+                        std::to_string(send + 1) + ") started at " + std::to_string(trace.timing[send].start));
+      }
+    }
+  }
+  return report;
 }
 
 std::string trace_schema_text() {

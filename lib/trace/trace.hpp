@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "isa/check.hpp"
 #include "isa/line_syntax.hpp"
 #include "isa/program.hpp"
 
@@ -73,6 +74,14 @@ std::string format_trace(const Trace& trace, Syntax syntax = Syntax::JsonLines);
 // format_trace, validated when asked (a failure is a bug), written atomically.
 void write_trace(const std::string& path, const Trace& trace, Syntax syntax = Syntax::JsonLines,
                  bool validate = true);
+
+// Whether the times obey the execution rules of formats/ISA_Format.md:
+// per core, the instructions of one queue run one at a time in program order
+// (each starts no earlier than its predecessor ended); the k-th token pushed
+// from queue X to queue Y is popped by the k-th instruction of Y naming X, no
+// earlier than the end of the instruction that pushed it; a receive (si_mov)
+// ends no earlier than its matching send (so_mov) started.
+isa::CheckReport check_trace(const Trace& trace, size_t max_diagnostics = 50);
 
 // The text of schemas/trace.schema.json, generated from the ISA table.
 std::string trace_schema_text();

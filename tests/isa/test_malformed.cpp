@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "isa/line_schema.hpp"
 #include "isa/program_io.hpp"
@@ -173,4 +174,25 @@ TEST_CASE("the schema pass reports a JSON pointer") {
   CHECK_NOTHROW(v.validate(good, std::nullopt, "p.jsonl", 6));
   // A line of the wrong mnemonic's shape fails the narrowed schema.
   CHECK_THROWS_AS(v.validate(good, Opcode::pe_cfg_fm, "p.jsonl", 7), cct::Error);
+}
+
+TEST_CASE("the schema pass over many lines reports the first failing line") {
+  std::string line = format_program(parse_program(kConv, "x"), Syntax::JsonLines);
+  line.pop_back();
+  std::string bad = replace(line, "\"tile\": 0", "\"tile\": 0, \"core\": -1");
+  const size_t n = 40000;  // enough for several threads
+  std::vector<std::string> texts(n, line);
+  texts[31000] = bad;
+  texts[15000] = bad;
+  std::vector<SchemaLine> lines;
+  for (size_t i = 0; i < n; ++i) lines.push_back({texts[i], Opcode::pe_conv, static_cast<long>(i + 1)});
+  try {
+    validate_lines("isa", lines, "big.jsonl");
+    FAIL("no error");
+  } catch (const cct::Error& e) {
+    CHECK(std::string(e.what()).find("big.jsonl:15001: /1/core") == 0);
+  }
+  texts[15000] = line;
+  texts[31000] = line;
+  CHECK_NOTHROW(validate_lines("isa", lines, "big.jsonl"));
 }

@@ -199,3 +199,24 @@ TEST_CASE("mutated reference trace lines never crash the reader") {
   }
   MESSAGE("trace fuzz: " << accepted << " of 3000 mutated lines accepted");
 }
+
+TEST_CASE("reference traces obey the execution rules; broken timings are found") {
+  for (const std::string& path : testing::reference_files("gemini-ir/trace")) {
+    CAPTURE(path);
+    Trace tr = read_trace(path);
+    isa::CheckReport r = check_trace(tr);
+    CHECK_MESSAGE(r.diagnostics.empty(), r.text(path));
+  }
+  Trace tr = read_trace(testing::reference_dir() + "/gemini-ir/trace/int8_resnet34.sim_quantized_b1_c1_bw16_sim.txt");
+  // Line 7 (lda_mov, [161, 23549]) pops the CT->LD token pushed by line 5 (ct_bc, ends at 161).
+  Trace early = tr;
+  early.timing[6].start = 100;
+  std::string text = check_trace(early).text("t");
+  CHECK(text.find("t:7: error: lda_mov on core 0 starts at 100, before the CT->LD token it pops was pushed (ct_bc, "
+                  "instruction 5, ended at 161)") != std::string::npos);
+  // Two instructions of one queue may not overlap.
+  Trace overlap = tr;
+  overlap.timing[3].start = 70;  // ct_bc [95, 126] moved before the previous ct_bc ended (95)
+  CHECK(check_trace(overlap).text("t").find("t:4: error: ct_bc on core 0 starts at 70, before the previous "
+                                            "instruction of queue CT (instruction 3) ended at 95") != std::string::npos);
+}
