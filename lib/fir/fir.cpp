@@ -1,6 +1,7 @@
 // FIR types: the operation table, module_list groups, Layer and Graph helpers.
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 #include "fir/fir.hpp"
 #include "fir/fir_ops.hpp"
@@ -372,9 +373,18 @@ std::vector<const Layer*> Graph::output_layers() const {
 
 // ---- helpers ----------------------------------------------------------------
 
+namespace {
+// Products saturate instead of overflowing: shapes come from files.
+int64_t mul_sat(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+  return r;
+}
+}  // namespace
+
 int64_t element_count(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  for (int64_t d : s) n = mul_sat(n, d);
   return n;
 }
 
@@ -393,17 +403,17 @@ int64_t macs(const Layer& l) {
     case Op::Conv2d: {
       // Each output element accumulates (C / groups) * kh * kw products: the weight's inner size.
       if (w->size() != 4) return 0;
-      return element_count(out) * (*w)[1] * (*w)[2] * (*w)[3];
+      return mul_sat(element_count(out), element_count({(*w)[1], (*w)[2], (*w)[3]}));
     }
     case Op::Dense: {
-      if (w->size() < 2) return 0;
-      return element_count(out) * (element_count(*w) / (*w)[0]);
+      if (w->size() < 2 || (*w)[0] < 1) return 0;
+      return mul_sat(element_count(out), element_count(*w) / (*w)[0]);
     }
     case Op::MatMul: {
       // [.., M, K] x [.., K, N]: every output element takes K products.
       const Shape& a = l.input_shape[0];
       if (a.empty()) return 0;
-      return element_count(out) * a.back();
+      return mul_sat(element_count(out), a.back());
     }
     default: return 0;
   }

@@ -49,9 +49,33 @@ std::optional<int64_t> normalized_axis(int64_t axis, size_t rank) {
 
 }  // namespace
 
+// Dimensions and attributes beyond this are rejected before any arithmetic
+// on them, so shape inference cannot overflow.
+constexpr int64_t kMaxExtent = int64_t{1} << 31;
+
+namespace {
+bool in_range(int64_t v) { return v >= -kMaxExtent && v <= kMaxExtent; }
+template <class C>
+bool all_in_range(const C& c) {
+  for (int64_t v : c)
+    if (!in_range(v)) return false;
+  return true;
+}
+bool attributes_in_range(const Layer& l) {
+  for (const auto& s : l.input_shape)
+    if (!all_in_range(s)) return false;
+  for (const auto* a : {&l.kernel_size, &l.pool_size, &l.stride, &l.dilation})
+    if (*a && !all_in_range(**a)) return false;
+  if (l.padding && !all_in_range(*l.padding)) return false;
+  if (l.groups && !in_range(*l.groups)) return false;
+  if (l.axis && !in_range(*l.axis)) return false;
+  return true;
+}
+}  // namespace
+
 std::optional<Shape> infer_output_shape(const Layer& l) {
   const auto& in = l.input_shape;
-  if (in.empty()) return std::nullopt;
+  if (in.empty() || !attributes_in_range(l)) return std::nullopt;
   const Shape& x = in[0];
   switch (l.op) {
     case Op::Conv2d: {
@@ -250,7 +274,7 @@ class Checker {
       for (size_t i = 0; i < shapes.size(); ++i) {
         if (shapes[i].empty()) problem(ptr(l, key, static_cast<long>(i)), "empty shape");
         for (int64_t d : shapes[i])
-          if (d < 1) {
+          if (d < 1 || d > kMaxExtent) {
             problem(ptr(l, key, static_cast<long>(i)), "dimension " + std::to_string(d) + " in " + shape_text(shapes[i]));
             break;
           }

@@ -1,5 +1,6 @@
 // SIR enums, lookups, the transfer index and the structural checks.
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <map>
 
@@ -26,7 +27,11 @@ int64_t box_volume(const Coord& lower, const Coord& upper) {
   int64_t n = 1;
   for (size_t i = 0; i < 4; ++i) {
     if (upper[i] < lower[i]) return 0;
-    n *= upper[i] - lower[i] + 1;
+    int64_t extent;
+    // Coordinates come from files: saturate rather than overflow.
+    if (__builtin_sub_overflow(upper[i], lower[i], &extent) || __builtin_add_overflow(extent, 1, &extent) ||
+        __builtin_mul_overflow(n, extent, &n))
+      return INT64_MAX;
   }
   return n;
 }
@@ -93,7 +98,7 @@ class Checker {
     if (s_.xlen < 1) problem("/xlen", "must be at least 1");
     if (s_.ylen < 1) problem("/ylen", "must be at least 1");
     for (const auto& c : s_.cores) {
-      if (c.id < 0 || c.id >= s_.xlen * s_.ylen)
+      if (c.id < 0 || c.id >= static_cast<__int128>(s_.xlen) * s_.ylen)
         problem("/" + std::to_string(c.id), "core id outside the " + std::to_string(s_.xlen) + " x " +
                                                 std::to_string(s_.ylen) + " mesh");
       for (const auto& w : c.workloads) {
@@ -167,7 +172,7 @@ class Checker {
     if (w.ofmap.empty()) problem(at + "/ofmap", "a workload produces at least one ofmap");
     if (w.tile_info.empty()) problem(at + "/tile_info", "a workload has at least one tile");
 
-    int64_t ofmap_bytes = 0;
+    __int128 ofmap_bytes = 0;
     for (size_t i = 0; i < w.ofmap.size(); ++i) {
       const Ofmap& o = w.ofmap[i];
       std::string p = at + "/ofmap/" + std::to_string(i);
@@ -176,7 +181,7 @@ class Checker {
       ofmap_bytes += o.size;
       // ofmap coordinates are relative to the workload's region, so each piece fits its extent.
       for (size_t d = 0; d < 4; ++d)
-        if (o.upper[d] - o.lower[d] > w.upper[d] - w.lower[d]) {
+        if (static_cast<__int128>(o.upper[d]) - o.lower[d] > static_cast<__int128>(w.upper[d]) - w.lower[d]) {
           problem(p, "ofmap " + coord_text(o.lower) + ".." + coord_text(o.upper) + " larger than the workload " +
                          coord_text(w.lower) + ".." + coord_text(w.upper));
           break;
@@ -186,7 +191,7 @@ class Checker {
     }
     if (!w.ofmap.empty() && ofmap_bytes != w.ofmap_size)
       problem(at + "/ofmap_size", "is " + std::to_string(w.ofmap_size) + " but the ofmaps add up to " +
-                                      std::to_string(ofmap_bytes));
+                                      (ofmap_bytes > INT64_MAX ? std::string("more than 2^63") : std::to_string(static_cast<int64_t>(ofmap_bytes))));
     for (size_t i = 0; i < w.ifmap.size(); ++i) {
       const Ifmap& f = w.ifmap[i];
       std::string p = at + "/ifmap/" + std::to_string(i);
@@ -209,7 +214,7 @@ class Checker {
       positive(p + "/size", b.size, "size");
       positive(p + "/align", b.align, "align");
       positive(p + "/bitwidth", b.bitwidth, "bitwidth");
-      if (b.address < 0 || b.address + b.size > s_.buffersize)
+      if (b.address < 0 || b.address > s_.buffersize || b.size > s_.buffersize - b.address)
         problem(p + "/address", "tensor at " + std::to_string(b.address) + " of " + std::to_string(b.size) +
                                     " bytes outside the " + std::to_string(s_.buffersize) + "-byte buffer");
       if (b.source)

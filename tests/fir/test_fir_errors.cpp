@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "fir/fir.hpp"
 #include "support/error.hpp"
@@ -261,6 +262,18 @@ TEST_CASE("semantic errors: graph edges, indices, names, shapes") {
     expect_error(format_json(fir), {"/Conv_0/file_list/k"});
     expect_error(format_json(fir), {"/Conv_0/file_list/k", "is not a .npy file name"}, kNoSchema);
   }
+}
+
+TEST_CASE("huge numbers are rejected without overflowing") {
+  Json fir = reference_resnet50();
+  const int64_t huge = int64_t{1} << 62;
+  layer(fir, "Conv_0").find("input_shape")->as_array()[1] = Json::array({Json(huge), Json(huge), Json(huge), Json(huge)});
+  layer(fir, "Conv_0").set("kernel_size", Json::array({Json(huge), Json(huge)}));
+  layer(fir, "Conv_0").set("stride", Json::array({Json(huge), Json(1)}));
+  expect_problem(format_json(fir), {"/Conv_0/input_shape/1", "dimension 4611686018427387904"});
+  fir::Graph g = fir::parse_fir(format_json(fir), "x", {true, false});
+  CHECK(fir::macs(*g.find("Conv_0")) == INT64_MAX);
+  CHECK(!fir::infer_output_shape(*g.find("Conv_0")));
 }
 
 TEST_CASE("check() lists every problem") {

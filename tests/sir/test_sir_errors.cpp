@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 
 #include "sir/sir.hpp"
 #include "support/error.hpp"
@@ -176,6 +177,25 @@ TEST_CASE("structural errors") {
     load.find("destination")->as_array()[0].set("layer_name", "Conv_999");
     expect_problem(format_json(s), {"/-1/out/0/destination/0/layer_name", "runs \"Conv_0\", not \"Conv_999\""});
   }
+}
+
+TEST_CASE("huge numbers are rejected without overflowing") {
+  const int64_t huge = INT64_MAX - 5;
+  Json s = reference_resnet50();
+  Json& b = workload(s, 2).find("buffer")->as_array()[0];
+  b.set("address", huge);
+  b.set("size", huge);
+  Json& o = workload(s, 2).find("ofmap")->as_array()[0];
+  o.set("size", huge);
+  o.set("upper", coord(huge, huge, huge, huge));
+  workload(s, 2).set("workload", Json::array({coord(0, 0, 0, 0), coord(huge, huge, huge, huge)}));
+  s.set("xlen", huge);
+  s.set("ylen", huge);
+  expect_problem(format_json(s), {"/0/2/buffer/0/address", "outside"});
+  expect_problem(format_json(s), {"/0/2/ofmap_size", "add up to 9223372036854775802"});
+  workload(s, 2).find("ofmap")->push(o);  // two of them overflow int64
+  expect_problem(format_json(s), {"/0/2/ofmap_size", "more than 2^63"});
+  CHECK(sir::box_volume({0, 0, 0, 0}, {huge, huge, huge, huge}) == INT64_MAX);
 }
 
 TEST_CASE("a two-core schedule built in code writes, validates and reads back") {
