@@ -192,25 +192,34 @@ constexpr OpcodeInfo make_info(std::string_view mn, Opcode op, const std::array<
   return {mn, op, queue_of(mn), mn.find("_cfg") != std::string_view::npos, deps, std::span<const ParamSpec>(ps)};
 }
 
-constexpr std::array<OpcodeInfo, kOpcodeCount> kOpcodes = {{
+}  // namespace
+
+namespace detail {
+constexpr std::array<OpcodeInfo, kOpcodeCount> kOpcodeTable = {{
 #define CCT_X(name) make_info(#name, Opcode::name, k_##name),
     CCT_ISA_OPCODES(CCT_X)
 #undef CCT_X
 }};
 
+}  // namespace detail
+
+namespace {
+using detail::kOpcodeTable;
 using IndexTable = std::array<std::array<int8_t, kParamCount>, kOpcodeCount>;
 constexpr IndexTable make_index() {
   IndexTable t{};
   for (auto& row : t)
     for (auto& x : row) x = -1;
-  for (const auto& info : kOpcodes)
+  for (const auto& info : kOpcodeTable)
     for (size_t i = 0; i < info.params.size(); ++i)
       t[static_cast<int>(info.op)][static_cast<int>(info.params[i].id)] = static_cast<int8_t>(i);
   return t;
 }
-constexpr IndexTable kIndex = make_index();
-
 }  // namespace
+
+namespace detail {
+constexpr IndexTable kParamIndex = make_index();
+}  // namespace detail
 
 std::string_view queue_name(Queue q) { return kQueueNames[static_cast<int>(q)]; }
 
@@ -263,16 +272,13 @@ std::string_view param_kind_name(ParamKind k) {
   return "?";
 }
 
-const OpcodeInfo& opcode_info(Opcode op) { return kOpcodes[static_cast<int>(op)]; }
-
-std::span<const OpcodeInfo> all_opcodes() { return kOpcodes; }
+std::span<const OpcodeInfo> all_opcodes() { return detail::kOpcodeTable; }
 
 std::optional<Opcode> find_opcode(std::string_view mnemonic) {
-  for (const auto& info : kOpcodes)
+  for (const auto& info : detail::kOpcodeTable)
     if (info.mnemonic == mnemonic) return info.op;
   return std::nullopt;
 }
 
-int param_index(Opcode op, Param p) { return kIndex[static_cast<int>(op)][static_cast<int>(p)]; }
 
 }  // namespace cct::isa

@@ -6,6 +6,7 @@
 // formats/ISA_Format.md describes every entry in prose.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -159,12 +160,18 @@ struct OpcodeInfo {
   std::span<const ParamSpec> params;  // in written order
 };
 
-const OpcodeInfo& opcode_info(Opcode op);
+namespace detail {
+// The tables, constant-initialised in isa.cpp; use the accessors below.
+extern const std::array<OpcodeInfo, kOpcodeCount> kOpcodeTable;
+extern const std::array<std::array<int8_t, kParamCount>, kOpcodeCount> kParamIndex;
+}  // namespace detail
+
+inline const OpcodeInfo& opcode_info(Opcode op) { return detail::kOpcodeTable[static_cast<int>(op)]; }
 std::span<const OpcodeInfo> all_opcodes();
 std::optional<Opcode> find_opcode(std::string_view mnemonic);
 inline std::string_view mnemonic(Opcode op) { return opcode_info(op).mnemonic; }
 
 // Position of p in op's parameter list, or -1 when op has no such parameter.
-int param_index(Opcode op, Param p);
+inline int param_index(Opcode op, Param p) { return detail::kParamIndex[static_cast<int>(op)][static_cast<int>(p)]; }
 
 }  // namespace cct::isa

@@ -32,20 +32,6 @@ int Instruction::index_or_throw(Param p) const {
   return i;
 }
 
-int64_t Instruction::raw_int(int i) const {
-  int64_t v;
-  std::memcpy(&v, &cells_[info().params[i].cell], sizeof v);
-  return v;
-}
-
-double Instruction::raw_double(int i) const {
-  double v;
-  std::memcpy(&v, &cells_[info().params[i].cell], sizeof v);
-  return v;
-}
-
-int32_t Instruction::raw_cell(int i, int element) const { return cells_[info().params[i].cell + element]; }
-
 void Instruction::raw_set_int(int i, int64_t v) {
   std::memcpy(&cells_[info().params[i].cell], &v, sizeof v);
   float_mask_ &= ~(1u << i);
@@ -58,7 +44,7 @@ void Instruction::raw_set_double(int i, double v) {
 
 void Instruction::raw_set_cell(int i, int element, int32_t v) { cells_[info().params[i].cell + element] = v; }
 
-int64_t Instruction::get(Param p) const {
+int64_t Instruction::get_other(Param p) const {
   int i = index_or_throw(p);
   const ParamSpec& s = info().params[i];
   switch (s.kind) {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
 #include <span>
 #include <string>
@@ -110,7 +111,11 @@ class Instruction {
   // Scalar access. get() serves Int, Bool (0/1), Enum (the numeric value) and
   // Number (the value truncated toward zero; see number()). Asking for a
   // parameter the opcode does not have throws Error(kExitInternal).
-  int64_t get(Param p) const;
+  int64_t get(Param p) const {
+    int i = param_index(op_, p);
+    if (i >= 0 && info().params[i].kind == ParamKind::Int) return raw_int(i);  // the common case, inline
+    return get_other(p);
+  }
   double number(Param p) const;       // Int and Number parameters
   bool is_float(Param p) const;       // Number parameter written as a float
   template <class E>
@@ -138,9 +143,17 @@ class Instruction {
 
   // Raw access by parameter position (i indexes info().params); used by the
   // readers and writers, which walk the parameter list in order.
-  int64_t raw_int(int i) const;
-  double raw_double(int i) const;
-  int32_t raw_cell(int i, int element = 0) const;
+  int64_t raw_int(int i) const {
+    int64_t v;
+    std::memcpy(&v, &cells_[info().params[i].cell], sizeof v);
+    return v;
+  }
+  double raw_double(int i) const {
+    double v;
+    std::memcpy(&v, &cells_[info().params[i].cell], sizeof v);
+    return v;
+  }
+  int32_t raw_cell(int i, int element = 0) const { return cells_[info().params[i].cell + element]; }
   bool raw_is_float(int i) const { return (float_mask_ >> i) & 1u; }
   void raw_set_int(int i, int64_t v);
   void raw_set_double(int i, double v);
@@ -148,6 +161,7 @@ class Instruction {
 
  private:
   int index_or_throw(Param p) const;
+  int64_t get_other(Param p) const;
 
   Opcode op_;
   uint32_t float_mask_ = 0;  // bit i: parameter i is a Number written as a float
