@@ -80,18 +80,34 @@ struct EnergySpec {
   double io_die_static_mw = 0;    // per IO die (controllers, PHYs)
 };
 
-// The instruction timing model: cycle costs by instruction class. zebusim
-// fits these to the ZeBu traces; irgen and gemini predict with them.
+// The instruction timing model: cycle costs by instruction class, fitted to
+// the ZeBu traces by zebusim (lib/timing implements the formulas; irgen and
+// gemini predict with the same numbers). formats/Architecture_Format.md
+// explains every key.
 struct TimingSpec {
   double config_cycles = 0;        // any *_cfg* instruction
   double control_cycles = 0;       // ct_st, ct_bc, ct_ed
-  double ld_fixed_cycles = 0;      // lda_mov/ldw_mov, on top of DRAM latency + bytes/bandwidth
-  double st_fixed_cycles = 0;      // sta_mov, on top of bytes/bandwidth
-  double lw_bytes_per_cycle = 0;   // lw_mov: L2 -> WL0
-  double lw_fixed_cycles = 0;      // lw_mov fixed part
-  double pe_fixed_cycles = 0;      // pe_* fixed part per instruction
-  double pe_efficiency = 0;        // fraction of the array's peak a large conv reaches (0..1]
+  double ld_fixed_cycles = 0;      // lda_mov/ldw_mov/lw_mov from DRAM, on top of DRAM latency + bytes/bandwidth
+  double st_fixed_cycles = 0;      // sta_mov, on top of DRAM latency + bytes/bandwidth
+  double lw_bytes_per_cycle = 0;   // weights left in L2 (lw_mov SS=0) stream into the PE array at this rate
+  double lw_fixed_cycles = 0;      // lw_mov SS=0 (the weights stay in L2; nothing is copied)
+  double pe_fixed_cycles = 0;      // pe_* fixed part per instruction (issue and drain)
+  double pe_efficiency = 0;        // PE cycles = modelled cycles / efficiency
   double vp_fixed_cycles = 0;      // vp_* fixed part per instruction
+  double dt_fixed_cycles = 0;      // dt_cal
+  double pe_act_bytes_per_cycle = 0;           // activation mini tile fill rate (L2 -> AL1)
+  double pe_wl0_bytes_per_cycle = 0;           // weights read from WL0 into the array
+  double pe_weight_cache_bytes = 0;            // 1x1 mini tiles with more weights than this reload them
+  double pe_weight_reload_bytes_per_cycle = 0;  // rate of those reloads
+  double pe_output_cycles_int8 = 0;            // minimum cycles per output pixel and 64 channels, INT8 out
+  double pe_output_cycles_fp16 = 0;            // the same for FP16 out
+  double pe_setup_cycles = 0;                  // per pe_conv: pipeline fill
+  double pe_setup_cycles_per_act_line = 0;     // per 64 bytes of the first activation mini tile
+  double pe_channel_split_cycles = 0;          // when the input channels span several mini tiles
+  double vp_pipeline_cycles = 0;               // per VP layer: pipeline depth
+  double vp_second_input_cycles = 0;           // extra depth of two-input operations
+  double vp_fp16_output_cycles = 0;            // extra depth when writing FP16
+  double vp_pool_cycles_per_window = 0;        // extra depth per pooling-window element
 };
 
 const ConstantTable<CoreSpec>& core_constants();

@@ -75,6 +75,20 @@ const Constant<TimingSpec> kTiming[] = {
     {"pe_fixed_cycles", &TimingSpec::pe_fixed_cycles, Range::NonNegative, "cycles"},
     {"pe_efficiency", &TimingSpec::pe_efficiency, Range::Fraction, "fraction of peak"},
     {"vp_fixed_cycles", &TimingSpec::vp_fixed_cycles, Range::NonNegative, "cycles"},
+    {"dt_fixed_cycles", &TimingSpec::dt_fixed_cycles, Range::NonNegative, "cycles"},
+    {"pe_act_bytes_per_cycle", &TimingSpec::pe_act_bytes_per_cycle, Range::Positive, "bytes/cycle"},
+    {"pe_wl0_bytes_per_cycle", &TimingSpec::pe_wl0_bytes_per_cycle, Range::Positive, "bytes/cycle"},
+    {"pe_weight_cache_bytes", &TimingSpec::pe_weight_cache_bytes, Range::NonNegative, "bytes"},
+    {"pe_weight_reload_bytes_per_cycle", &TimingSpec::pe_weight_reload_bytes_per_cycle, Range::Positive, "bytes/cycle"},
+    {"pe_output_cycles_int8", &TimingSpec::pe_output_cycles_int8, Range::NonNegative, "cycles"},
+    {"pe_output_cycles_fp16", &TimingSpec::pe_output_cycles_fp16, Range::NonNegative, "cycles"},
+    {"pe_setup_cycles", &TimingSpec::pe_setup_cycles, Range::NonNegative, "cycles"},
+    {"pe_setup_cycles_per_act_line", &TimingSpec::pe_setup_cycles_per_act_line, Range::NonNegative, "cycles"},
+    {"pe_channel_split_cycles", &TimingSpec::pe_channel_split_cycles, Range::NonNegative, "cycles"},
+    {"vp_pipeline_cycles", &TimingSpec::vp_pipeline_cycles, Range::NonNegative, "cycles"},
+    {"vp_second_input_cycles", &TimingSpec::vp_second_input_cycles, Range::NonNegative, "cycles"},
+    {"vp_fp16_output_cycles", &TimingSpec::vp_fp16_output_cycles, Range::NonNegative, "cycles"},
+    {"vp_pool_cycles_per_window", &TimingSpec::vp_pool_cycles_per_window, Range::NonNegative, "cycles"},
 };
 
 }  // namespace
