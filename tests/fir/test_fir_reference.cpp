@@ -148,3 +148,21 @@ TEST_CASE("graph helpers on ResNet-50 batch 1") {
   CHECK(*mul->mul_group_k_scalar == doctest::Approx(1.0 / 49));
   CHECK(gap->acc_tree_group()->acc_dim == "kernel");
 }
+
+TEST_CASE("write_fir and read_fir: files, zstd") {
+  std::string dir = cct::testing::temp_dir("fir_io");
+  fir::Graph g = fir::read_fir(reference_firs().front());
+  fir::write_fir(dir + "/g.json.zst", g);
+  std::string raw = cct::testing::read_file(dir + "/g.json.zst");
+  REQUIRE(raw.size() > 4);
+  CHECK(static_cast<unsigned char>(raw[0]) == 0x28);  // zstd magic
+  CHECK(fir::read_fir(dir + "/g.json.zst") == g);
+  fir::write_fir(dir + "/g.json", g);
+  CHECK(cct::testing::read_file(dir + "/g.json") == fir::format_fir(g));
+  try {
+    fir::read_fir(dir + "/missing.json");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == kExitIo);
+  }
+}

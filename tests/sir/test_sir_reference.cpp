@@ -73,3 +73,16 @@ TEST_CASE("the fast writer gives exactly format_json(to_json(s))") {
     CHECK(sir::format_sir(s, false) == format_json(sir::to_json(s)));
   }
 }
+
+TEST_CASE("write_sir and read_sir: files, zstd, atomic output") {
+  std::string dir = cct::testing::temp_dir("sir_io");
+  sir::Schedule s = sir::read_sir(reference_sirs().front());
+  sir::write_sir(dir + "/s.json.zst", s);
+  std::string raw = cct::testing::read_file(dir + "/s.json.zst");
+  REQUIRE(raw.size() > 4);
+  CHECK(static_cast<unsigned char>(raw[0]) == 0x28);  // zstd magic
+  CHECK(sir::read_sir(dir + "/s.json.zst") == s);
+  sir::write_sir(dir + "/s.json", s);
+  CHECK(cct::testing::read_file(dir + "/s.json") == sir::format_sir(s));
+  CHECK_THROWS_AS(sir::read_sir(dir + "/missing.json"), Error);
+}
