@@ -73,12 +73,12 @@ using LayerList = InlineList<int32_t, kMaxMappingList>;
 // The first dictionary of a line: which scheduled layer, workload and tile the
 // instruction belongs to, and (multi-core programs) which core runs it.
 struct Mapping {
-  int32_t slyr = 0;    // scheduler layer id
-  LayerList clyr;      // layer ids the instruction serves (loads: consumers)
-  int32_t s_flyr = 0;  // schedule segment of slyr
-  LayerList c_flyr;    // schedule segments of clyr
-  int32_t wkl = 0;     // workload id
-  int32_t tile = 0;    // tile index within the workload; -1 = not tile-specific
+  int32_t slyr = 0;    // layer index in the Frontend IR (0-based, layer order)
+  LayerList clyr;      // data movements: the layers the data is for; else empty
+  int32_t s_flyr = 0;  // group index of slyr (inferred: fused-layer group)
+  LayerList c_flyr;    // group indices of clyr
+  int32_t wkl = 0;     // Scheduler IR workload id
+  int32_t tile = 0;    // tile index within the workload; -1 = whole layer
   int32_t core = 0;    // core that executes the instruction
   bool core_written = false;  // write "core" even when it is 0 (set when read from a file that had it)
 
