@@ -584,7 +584,7 @@ Json to_json(const Graph& g) {
 
 std::string format_fir(const Graph& g, bool validate) {
   std::string text = emit::format(GraphView{&g});
-  if (validate) validate_output_text(text, "fir", "FIR output");
+  if (validate) validate_output_text_streaming(text, "fir", "FIR output");
   return text;
 }
 

@@ -905,7 +905,7 @@ Json to_json(const Schedule& s) {
 
 std::string format_sir(const Schedule& s, bool validate) {
   std::string text = emit::format(s);
-  if (validate) validate_output_text(text, "sir", "SIR output");
+  if (validate) validate_output_text_streaming(text, "sir", "SIR output");
   return text;
 }
 

@@ -1,6 +1,7 @@
 #include "support/schema_parse.hpp"
 
 #include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 #include <rapidjson/schema.h>
 
 #include <map>
@@ -49,6 +50,15 @@ void parse_validated_rapidjson(rapidjson::Document& doc, std::string_view text, 
   parse_rapidjson(doc, text, file);
   validate_against_schema(doc, schema, file);
   throw Error(kExitInternal, file + ": validation failed while parsing but not afterwards (a bug)");
+}
+
+void validate_output_text_streaming(std::string_view text, std::string_view schema, const std::string& file) {
+  rapidjson::MemoryStream ms(text.data(), text.size());
+  rapidjson::SchemaValidator validator(compiled(schema));
+  rapidjson::Reader reader;
+  if (reader.Parse<rapidjson::kParseFullPrecisionFlag>(ms, validator) && validator.IsValid()) return;
+  validate_output_text(text, schema, file);  // words the problem
+  throw Error(kExitInternal, file + ": output failed validation while streaming but not afterwards (a bug)");
 }
 
 }  // namespace cct

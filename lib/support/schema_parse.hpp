@@ -18,4 +18,9 @@ namespace cct {
 void parse_validated_rapidjson(rapidjson::Document& doc, std::string_view text, const std::string& file,
                                std::string_view schema);
 
+// Checks text we are about to write against schemas/<schema>.schema.json in one
+// streaming pass, without building a document. Same contract as
+// validate_output_text(): a failure is a bug in the writer, Error(kExitInternal).
+void validate_output_text_streaming(std::string_view text, std::string_view schema, const std::string& file);
+
 }  // namespace cct
