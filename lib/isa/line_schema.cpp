@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <array>
+#include <condition_variable>
+#include <deque>
 #include <exception>
 #include <map>
 #include <mutex>
@@ -171,42 +173,115 @@ void LineSchemaValidator::validate(std::string_view json_line, std::optional<Opc
   throw_input_error(where() + ": does not match schemas/" + s.name + ".schema.json");
 }
 
-void validate_lines(std::string_view schema_name, std::span<const SchemaLine> lines, const std::string& file) {
-  // Threads pay off only on large inputs; below this a single pass is faster.
-  constexpr size_t kLinesPerThread = 8192;
-  size_t hw = std::max(1u, std::thread::hardware_concurrency());
-  size_t threads = std::min<size_t>({hw, 8, (lines.size() + kLinesPerThread - 1) / kLinesPerThread});
-  if (threads <= 1) {
-    LineSchemaValidator v(schema_name);
-    for (const SchemaLine& l : lines) v.validate(l.text, l.op, file, l.line_no);
-    return;
+namespace {
+constexpr size_t kChunkLines = 8192;  // below this, threads cost more than they save
+}
+
+struct SchemaPass::Shared {
+  std::string name;
+  const std::string& file;
+  std::vector<SchemaLine> pending;                // the chunk being filled
+  std::deque<std::vector<SchemaLine>> chunks;     // complete chunks, by index
+  std::vector<std::exception_ptr> errors;         // per chunk, once validated
+  size_t next_chunk = 0;                          // first chunk not yet taken
+  size_t first_failed = SIZE_MAX;                 // lowest chunk index known to fail
+  bool closing = false;                           // no more chunks will come
+  std::mutex mu;
+  std::condition_variable ready;
+  std::vector<std::thread> workers;
+  Shared(std::string_view n, const std::string& f) : name(n), file(f) {}
+};
+
+SchemaPass::SchemaPass(std::string_view schema_name, const std::string& file)
+    : shared_(std::make_unique<Shared>(schema_name, file)) {
+  shared_->pending.reserve(kChunkLines);
+}
+
+SchemaPass::~SchemaPass() {
+  Shared& s = *shared_;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.closing = true;
+    s.first_failed = 0;  // nothing more is needed: workers stop at their next chunk
   }
-  // Each worker validates one contiguous chunk and stops at its first error.
-  struct Outcome {
-    size_t failed_at = SIZE_MAX;  // index into lines
-    std::exception_ptr error;
-  };
-  std::vector<Outcome> outcomes(threads);
-  auto work = [&](size_t t) {
-    size_t begin = lines.size() * t / threads;
-    size_t end = lines.size() * (t + 1) / threads;
-    size_t i = begin;
-    try {
-      LineSchemaValidator v(schema_name);
-      for (; i < end; ++i) v.validate(lines[i].text, lines[i].op, file, lines[i].line_no);
-    } catch (...) {
-      outcomes[t].failed_at = i;
-      outcomes[t].error = std::current_exception();
+  s.ready.notify_all();
+  for (auto& t : s.workers) t.join();
+}
+
+void SchemaPass::add(std::string_view text, Opcode op, long line_no) {
+  Shared& s = *shared_;
+  s.pending.push_back({text, op, line_no});
+  if (s.pending.size() >= kChunkLines) flush();
+}
+
+void SchemaPass::flush() {
+  Shared& s = *shared_;
+  if (s.pending.empty()) return;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.chunks.push_back(std::move(s.pending));
+    s.errors.emplace_back();
+  }
+  s.pending = {};
+  s.pending.reserve(kChunkLines);
+  // The second chunk shows the input is large: start the workers then.
+  if (s.workers.empty() && s.chunks.size() == 1) {
+    unsigned hw = std::thread::hardware_concurrency();
+    unsigned n = hw > 1 ? std::min(hw - 1, 7u) : 0;
+    for (unsigned i = 0; i < n; ++i) s.workers.emplace_back([this] { work(); });
+  }
+  s.ready.notify_one();
+}
+
+// Takes chunks until none is left (or, once closing, until the queue is drained).
+void SchemaPass::work() {
+  Shared& s = *shared_;
+  LineSchemaValidator validator(s.name);
+  for (;;) {
+    size_t index;
+    const std::vector<SchemaLine>* chunk;  // deque elements stay put while others are appended
+    {
+      std::unique_lock<std::mutex> lock(s.mu);
+      s.ready.wait(lock, [&] { return s.next_chunk < s.chunks.size() || s.closing; });
+      if (s.next_chunk >= s.chunks.size()) return;  // closing and drained
+      index = s.next_chunk++;
+      if (index > s.first_failed) continue;         // an earlier chunk already failed
+      chunk = &s.chunks[index];
     }
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(threads - 1);
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& th : pool) th.join();
-  // Chunks are in line order, so the first chunk with an error holds the first failing line.
-  for (const Outcome& o : outcomes)
-    if (o.error) std::rethrow_exception(o.error);
+    std::exception_ptr error;
+    try {
+      for (const SchemaLine& l : *chunk) validator.validate(l.text, l.op, s.file, l.line_no);
+    } catch (...) {
+      error = std::current_exception();
+    }
+    if (error) {
+      std::lock_guard<std::mutex> lock(s.mu);
+      s.errors[index] = error;
+      s.first_failed = std::min(s.first_failed, index);
+    }
+  }
+}
+
+void SchemaPass::finish() {
+  Shared& s = *shared_;
+  flush();
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.closing = true;
+  }
+  s.ready.notify_all();
+  work();  // the reader's thread helps with what is left
+  for (auto& t : s.workers) t.join();
+  s.workers.clear();
+  // Chunks are in line order: the first failing chunk holds the first failing line.
+  for (const auto& e : s.errors)
+    if (e) std::rethrow_exception(e);
+}
+
+void validate_lines(std::string_view schema_name, std::span<const SchemaLine> lines, const std::string& file) {
+  SchemaPass pass(schema_name, file);
+  for (const SchemaLine& l : lines) pass.add(l.text, l.op, l.line_no);
+  pass.finish();
 }
 
 }  // namespace cct::isa

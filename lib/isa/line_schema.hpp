@@ -42,10 +42,31 @@ struct SchemaLine {
   long line_no;
 };
 
-// Validates every line against schemas/<schema_name>.schema.json. Inputs of
-// many lines are split over up to hardware_concurrency() threads, each with
-// its own validator (the compiled schemas are shared read-only). The error
-// thrown is always that of the first failing line, whatever the thread count.
+// The schema pass of a reader, run alongside it: add() lines as they are
+// read; once a chunk of lines is complete it is validated on a worker thread
+// (up to hardware_concurrency() - 1 of them, started only for inputs of more
+// than one chunk) while the reader goes on; finish() validates the rest and
+// throws the error of the first failing line, whatever the thread count.
+// The texts passed to add() must stay alive until finish() or destruction.
+// Destroying the pass without finish() (the reader threw) stops the workers.
+class SchemaPass {
+ public:
+  SchemaPass(std::string_view schema_name, const std::string& file);
+  ~SchemaPass();
+  SchemaPass(const SchemaPass&) = delete;
+  SchemaPass& operator=(const SchemaPass&) = delete;
+
+  void add(std::string_view text, Opcode op, long line_no);
+  void finish();
+
+ private:
+  struct Shared;
+  void flush();
+  void work();
+  std::unique_ptr<Shared> shared_;
+};
+
+// Validates every line (a SchemaPass over `lines`).
 void validate_lines(std::string_view schema_name, std::span<const SchemaLine> lines, const std::string& file);
 
 }  // namespace cct::isa

@@ -28,19 +28,19 @@ Program parse_program(std::string_view text, const std::string& file, bool valid
   Program prog;
   // Reference lines are 150-450 bytes; one reallocation at worst.
   prog.instructions.reserve(text.size() / 200 + 16);
-  std::vector<SchemaLine> schema_lines;  // JSON Lines input, validated after the table checks
+  std::optional<SchemaPass> schema;  // JSON Lines input: the schema pass runs alongside the table checks
   std::optional<Syntax> found = for_each_line(text, file, [&](std::string_view line, long line_no, Syntax s) {
     LineReader r(line, s, file, line_no);
     r.open_line();
     Instruction& inst = prog.instructions.emplace_back(r.mnemonic());
     read_instruction_body(r, inst);
     if (validate && s == Syntax::JsonLines) {
-      if (schema_lines.empty()) schema_lines.reserve(prog.instructions.capacity());
-      schema_lines.push_back({line, inst.op(), line_no});
+      if (!schema) schema.emplace("isa", file);
+      schema->add(line, inst.op(), line_no);
     }
   });
   if (!found) throw_input_error(at_line(file, 0, "no instructions (the program is empty)"));
-  if (!schema_lines.empty()) validate_lines("isa", schema_lines, file);
+  if (schema) schema->finish();
   if (syntax) *syntax = *found;
   return prog;
 }

@@ -88,7 +88,7 @@ Trace parse_trace(std::string_view text, const std::string& file, bool validate,
   size_t estimate = text.size() / 220 + 16;
   trace.program.instructions.reserve(estimate);
   trace.timing.reserve(estimate);
-  std::vector<isa::SchemaLine> schema_lines;  // JSON Lines input, validated after the table checks
+  std::optional<isa::SchemaPass> schema;  // JSON Lines input: the schema pass runs alongside the table checks
   int64_t previous_idx = 0;
   std::optional<Syntax> found =
       isa::for_each_line(text, file, [&](std::string_view line, long line_no, Syntax s) {
@@ -105,12 +105,12 @@ Trace parse_trace(std::string_view text, const std::string& file, bool validate,
         r.params(inst);
         r.close_line();
         if (validate && s == Syntax::JsonLines) {
-          if (schema_lines.empty()) schema_lines.reserve(trace.timing.capacity());
-          schema_lines.push_back({line, inst.op(), line_no});
+          if (!schema) schema.emplace("trace", file);
+          schema->add(line, inst.op(), line_no);
         }
       });
   if (!found) throw_input_error(at_line(file, 0, "no instructions (the trace is empty)"));
-  if (!schema_lines.empty()) isa::validate_lines("trace", schema_lines, file);
+  if (schema) schema->finish();
   if (syntax) *syntax = *found;
   return trace;
 }

@@ -196,3 +196,13 @@ TEST_CASE("the schema pass over many lines reports the first failing line") {
   texts[31000] = line;
   CHECK_NOTHROW(validate_lines("isa", lines, "big.jsonl"));
 }
+
+TEST_CASE("an error late in a large JSON Lines file stops the schema workers cleanly") {
+  std::string line = format_program(parse_program(kConv, "x"), Syntax::JsonLines);
+  std::string text;
+  for (int i = 0; i < 30000; ++i) text += line;
+  CHECK(parse_program(text, "big.jsonl", true).size() == 30000);
+  std::string bad = replace(line, "\"PS\": 0", "\"PS\": 0.5");
+  text.replace(25000 * line.size(), line.size(), bad);
+  CHECK(error_of(text).find("prog.asm:25001: pe_conv: parameter 'PS': expected an integer, got 0.5") == 0);
+}
