@@ -1,0 +1,573 @@
+#include "sim/sim.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <queue>
+#include <tuple>
+
+#include "support/error.hpp"
+#include "timing/instruction_model.hpp"
+
+namespace cct::sim {
+
+using isa::Opcode;
+using isa::Param;
+using isa::Queue;
+using timing::WorkKind;
+
+namespace {
+
+constexpr int kQ = isa::kQueueCount;
+
+// "file:line" of the instruction at `index`.
+std::string line_of(const Options& o, size_t index) { return o.file + ":" + std::to_string(index + 1); }
+
+// A route as the resources it occupies plus its latency and length.
+struct Route {
+  std::vector<int> resources;
+  int64_t latency = 0;
+  int hops = 0;
+  int crossings = 0;
+};
+
+class Network {
+ public:
+  explicit Network(const arch::Architecture& a) : a_(a) {
+    // Resource 0: the DRAM channels, pooled (addresses interleave over them).
+    capacity_.push_back(a.dram_channel_bytes_per_cycle() * double(a.dram_channels.size()));
+    for (const auto& d : a.dies) {
+      mesh_base_.push_back(int(capacity_.size()));
+      if (d.is_compute()) capacity_.resize(capacity_.size() + size_t(d.core_count()) * 4, a.noc.link_bytes_per_cycle);
+    }
+    d2d_base_ = int(capacity_.size());
+    capacity_.resize(capacity_.size() + a.d2d_links.size() * 2, a.d2d.link_bytes_per_cycle);
+  }
+
+  const std::vector<double>& capacity() const { return capacity_; }
+
+  // Route between two sites (a core's site, a DRAM attach point).
+  const Route& route(const arch::Site& from, const arch::Site& to, bool dram) {
+    auto key = std::make_tuple(from.die, from.x, from.y, to.die, to.x, to.y, dram);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    Route r;
+    if (dram) r.resources.push_back(0);
+    a_.route_legs(from, to, legs_);
+    for (const auto& leg : legs_) {
+      const auto& die = a_.dies[size_t(leg.die)];
+      int x = leg.from_x, y = leg.from_y;
+      auto step = [&](int dir, int nx, int ny) {
+        if (die.is_compute()) r.resources.push_back(mesh_base_[size_t(leg.die)] + (y * die.mesh_x + x) * 4 + dir);
+        x = nx, y = ny;
+        ++r.hops;
+      };
+      while (x != leg.to_x) leg.to_x > x ? step(0, x + 1, y) : step(1, x - 1, y);
+      while (y != leg.to_y) leg.to_y > y ? step(2, x, y + 1) : step(3, x, y - 1);
+      if (leg.link >= 0) {
+        const auto& link = a_.d2d_links[size_t(leg.link)];
+        int dir = link.end[0].die == leg.die ? 0 : 1;
+        r.resources.push_back(d2d_base_ + leg.link * 2 + dir);
+        ++r.crossings;
+      }
+    }
+    arch::RouteSummary s{r.hops, r.crossings};
+    r.latency = std::llround(a_.route_latency_cycles(s));
+    return cache_.emplace(key, std::move(r)).first->second;
+  }
+
+  // The DRAM channel a core reaches with the least latency (ties: lowest id).
+  const arch::Site& nearest_dram(int core) {
+    auto it = dram_choice_.find(core);
+    if (it != dram_choice_.end()) return a_.dram_channels[size_t(it->second)].attach;
+    int best = 0;
+    double best_latency = std::numeric_limits<double>::infinity();
+    for (size_t c = 0; c < a_.dram_channels.size(); ++c) {
+      double l = a_.route_latency_cycles(a_.dram_route(core, int(c)));
+      if (l < best_latency) best_latency = l, best = int(c);
+    }
+    dram_choice_.emplace(core, best);
+    return a_.dram_channels[size_t(best)].attach;
+  }
+
+ private:
+  const arch::Architecture& a_;
+  std::vector<double> capacity_;
+  std::vector<int> mesh_base_;
+  int d2d_base_ = 0;
+  std::vector<arch::RouteLeg> legs_;
+  std::map<std::tuple<int, int, int, int, int, int, bool>, Route> cache_;
+  std::map<int, int> dram_choice_;
+};
+
+struct Flow {
+  double remaining = 0;   // bytes still to move
+  double rate = 0;        // bytes per cycle
+  int64_t last = 0;       // cycle `remaining` was last brought up to date
+  const std::vector<int>* resources = nullptr;
+  size_t first = 0;       // the instruction the flow serves (send: the so_mov)
+  size_t second = SIZE_MAX;  // receive side of a transfer
+  int64_t tail = 0;       // cycles from the last byte sent to the receive side's end
+  uint32_t version = 0;
+  bool active = false;
+};
+
+enum EventKind : uint8_t { kEnd, kStream, kFlowDone };
+struct Event {
+  int64_t time;
+  uint64_t seq;
+  EventKind kind;
+  uint32_t id;
+  uint32_t version;
+  bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+struct QueueState {
+  std::vector<uint32_t> order;  // instruction indices, program order
+  size_t head = 0;
+  bool busy = false;
+  int64_t free_at = 0;
+};
+
+class Engine {
+ public:
+  Engine(const isa::Program& p, const arch::Architecture& a, const Options& o)
+      : prog_(p), a_(a), opt_(o), net_(a), n_(p.size()) {}
+
+  Result run() {
+    prepare();
+    for (int c = 0; c < ncores_; ++c)
+      for (int q = 0; q < kQ; ++q) try_start(c, q, 0);
+    while (!events_.empty()) {
+      Event e = events_.top();
+      events_.pop();
+      now_ = e.time;
+      switch (e.kind) {
+        case kEnd: finish(e.id); break;
+        case kStream: begin_stream(e.id); break;
+        case kFlowDone:
+          if (flows_[e.id].active && flows_[e.id].version == e.version) flow_done(e.id);
+          break;
+      }
+    }
+    if (ended_ < n_) report_deadlock();
+    return collect();
+  }
+
+ private:
+  // ---- Preparation: cores, work, transfer pairs, address checks ------------
+  void prepare() {
+    if (n_ == 0) throw_input_error(opt_.file + ": empty program");
+    core_.resize(n_);
+    work_.resize(n_);
+    result_.timing.resize(n_);
+    started_.assign(n_, false);
+    partner_.assign(n_, SIZE_MAX);
+    ready_.assign(n_, false);
+    flow_of_.assign(n_, UINT32_MAX);
+    route_.assign(n_, nullptr);
+    ncores_ = 0;
+    for (size_t i = 0; i < n_; ++i) {
+      const auto& inst = prog_.instructions[i];
+      int64_t c = inst.mapping.core;
+      if (!a_.valid_core(c))
+        throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + " runs on core " + std::to_string(c) +
+                          " but architecture \"" + a_.name + "\" has " + std::to_string(a_.core_count()) +
+                          (a_.core_count() == 1 ? " core" : " cores"));
+      core_[i] = int(c);
+      ncores_ = std::max(ncores_, int(c) + 1);
+    }
+    queues_.assign(size_t(ncores_) * kQ, QueueState{});
+    produced_.assign(size_t(ncores_) * kQ * kQ, 0);
+    consumed_.assign(size_t(ncores_) * kQ * kQ, 0);
+    for (size_t i = 0; i < n_; ++i) qs(core_[i], int(prog_.instructions[i].queue())).order.push_back(uint32_t(i));
+
+    // VP layers are split evenly over their instructions: count them.
+    std::map<std::pair<int, int32_t>, int64_t> vp_parts;
+    for (size_t i = 0; i < n_; ++i) {
+      auto op = prog_.instructions[i].op();
+      if (op == Opcode::vp_self || op == Opcode::vp_pool) ++vp_parts[{core_[i], prog_.instructions[i].mapping.wkl}];
+    }
+    std::vector<timing::CoreModel> models(size_t(ncores_), timing::CoreModel{a_});
+    for (size_t i = 0; i < n_; ++i) {
+      const auto& inst = prog_.instructions[i];
+      int64_t parts = 1;
+      auto it = vp_parts.find({core_[i], inst.mapping.wkl});
+      if (it != vp_parts.end()) parts = it->second;
+      work_[i] = models[size_t(core_[i])].price(inst, parts, line_of(opt_, i));
+      check_addresses(i);
+    }
+    pair_transfers();
+  }
+
+  void check_addresses(size_t i) {
+    const auto& inst = prog_.instructions[i];
+    const int64_t l2 = a_.core.l2_bytes, wl0 = a_.core.wl0_bytes;
+    auto fail = [&](Param p, int64_t v, const char* mem, int64_t size) {
+      throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + ": " + std::string(isa::param_name(p)) +
+                        " = " + std::to_string(v) + " is outside " + mem + " (" + std::to_string(size) + " bytes)");
+    };
+    auto l2_at = [&](Param p, int64_t bytes) {
+      int64_t v = inst.get(p);
+      if (v < 0 || v >= l2 || v + bytes > l2) fail(p, v, "L2", l2);
+    };
+    auto wl0_at = [&](Param p) {
+      int64_t v = inst.get(p);
+      if (v < 0 || v >= wl0) fail(p, v, "WL0", wl0);
+    };
+    int64_t bytes = work_[i].bytes;
+    switch (inst.op()) {
+      case Opcode::lda_mov: l2_at(Param::DTaddr, bytes); break;
+      case Opcode::ldw_mov: l2_at(Param::DTaddr, bytes); break;
+      case Opcode::sta_mov: l2_at(Param::STaddr, bytes); break;
+      case Opcode::so_mov: l2_at(Param::STaddr, bytes); break;
+      case Opcode::si_mov: l2_at(Param::DTaddr, bytes); break;
+      case Opcode::lw_mov:
+        wl0_at(Param::DTaddr);
+        if (inst.get(Param::SS) == 0) l2_at(Param::STaddr, 0);
+        break;
+      case Opcode::pe_conv: {
+        l2_at(Param::DTaddr, 0);
+        wl0_at(Param::SWaddr);
+        // The source may start in the padding before the tensor (negative).
+        int64_t s = inst.get(Param::STaddr);
+        if (s <= -l2 || s >= l2) fail(Param::STaddr, s, "L2", l2);
+        break;
+      }
+      case Opcode::vp_self:
+        l2_at(Param::STaddr, 0), l2_at(Param::STaddr1, 0), l2_at(Param::DTaddr, 0);
+        break;
+      case Opcode::vp_pool:
+        l2_at(Param::STaddr, 0), l2_at(Param::DTaddr, 0);
+        break;
+      case Opcode::dt_cal:
+        l2_at(Param::STaddr, 0), l2_at(Param::DTaddr, 0);
+        break;
+      default:
+        break;
+    }
+  }
+
+  void pair_transfers() {
+    // (source core, destination core, tag) -> sends / receives in program order.
+    std::map<std::tuple<int, int64_t, int64_t>, std::vector<size_t>> sends, receives;
+    for (size_t i = 0; i < n_; ++i) {
+      const auto& inst = prog_.instructions[i];
+      if (inst.op() != Opcode::so_mov && inst.op() != Opcode::si_mov) continue;
+      bool send = inst.op() == Opcode::so_mov;
+      int64_t other = inst.get(send ? Param::DCORE : Param::SCORE);
+      const char* key = send ? "DCORE" : "SCORE";
+      if (!a_.valid_core(other))
+        throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + ": " + key + " = " +
+                          std::to_string(other) + " is not a core of architecture \"" + a_.name + "\"");
+      if (other == core_[i])
+        throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + ": a core cannot transfer to itself");
+      int src = send ? core_[i] : int(other), dst = send ? int(other) : core_[i];
+      (send ? sends : receives)[{src, dst, inst.get(Param::TAG)}].push_back(i);
+    }
+    auto unmatched = [&](size_t i, bool send) {
+      const auto& inst = prog_.instructions[i];
+      throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + " (TAG " +
+                        std::to_string(inst.get(Param::TAG)) + ") has no matching " + (send ? "si_mov on core " : "so_mov on core ") +
+                        std::to_string(inst.get(send ? Param::DCORE : Param::SCORE)));
+    };
+    for (const auto& [key, s] : sends) {
+      auto it = receives.find(key);
+      size_t nr = it == receives.end() ? 0 : it->second.size();
+      for (size_t k = 0; k < s.size(); ++k) {
+        if (k >= nr) unmatched(s[k], true);
+        size_t r = it->second[k];
+        auto ts = prog_.instructions[s[k]].list(Param::Tile);
+        auto tr = prog_.instructions[r].list(Param::Tile);
+        if (!std::equal(ts.begin(), ts.end(), tr.begin(), tr.end()))
+          throw_input_error(line_of(opt_, r) + ": si_mov Tile differs from its so_mov's (" + line_of(opt_, s[k]) + ")");
+        partner_[s[k]] = r;
+        partner_[r] = s[k];
+      }
+    }
+    for (const auto& [key, r] : receives)
+      for (size_t i : r)
+        if (partner_[i] == SIZE_MAX) unmatched(i, false);
+  }
+
+  // ---- Execution ---------------------------------------------------------------
+  QueueState& qs(int core, int q) { return queues_[size_t(core) * kQ + size_t(q)]; }
+  int64_t& produced(int core, int src, int dst) { return produced_[(size_t(core) * kQ + size_t(src)) * kQ + size_t(dst)]; }
+  int64_t& consumed(int core, int src, int dst) { return consumed_[(size_t(core) * kQ + size_t(src)) * kQ + size_t(dst)]; }
+
+  void push(int64_t t, EventKind k, uint32_t id, uint32_t version = 0) { events_.push(Event{t, seq_++, k, id, version}); }
+
+  void try_start(int core, int q, int64_t now) {
+    QueueState& s = qs(core, q);
+    if (s.busy || s.head >= s.order.size()) return;
+    size_t i = s.order[s.head];
+    const auto& inst = prog_.instructions[i];
+    // One token per Prev_Insts entry (an entry may repeat).
+    for (Queue src : inst.prev) {
+      int need = 0;
+      for (Queue x : inst.prev) need += x == src;
+      if (produced(core, int(src), q) - consumed(core, int(src), q) < need) return;
+    }
+    for (Queue src : inst.prev) ++consumed(core, int(src), q);
+    s.busy = true;
+    auto& t = result_.timing[i];
+    t.inst_idx = int64_t(i) + 1;
+    t.issue = s.free_at;
+    const auto& w = work_[i];
+    if (w.kind == WorkKind::Send || w.kind == WorkKind::Receive) {
+      ready_[i] = true;
+      if (ready_[partner_[i]]) start_transfer(w.kind == WorkKind::Send ? i : partner_[i], now);
+      return;
+    }
+    mark_started(i, now);
+    if (w.kind == WorkKind::Fixed) {
+      push(now + w.cycles, kEnd, uint32_t(i));
+    } else {
+      bool store = w.kind == WorkKind::DramStore;
+      const arch::Site& dram = net_.nearest_dram(core);
+      const arch::Site here = a_.core_site(core);
+      route_[i] = &net_.route(store ? here : dram, store ? dram : here, true);
+      int64_t latency = std::llround(a_.dram.latency_cycles +
+                                     (store ? a_.timing.st_fixed_cycles : a_.timing.ld_fixed_cycles)) +
+                        route_[i]->latency;
+      uint32_t f = new_flow(i, SIZE_MAX, double(w.bytes), &route_[i]->resources, 0);
+      push(now + latency, kStream, f);
+    }
+  }
+
+  void mark_started(size_t i, int64_t now) {
+    started_[i] = true;
+    result_.timing[i].start = now;
+  }
+
+  uint32_t new_flow(size_t first, size_t second, double bytes, const std::vector<int>* res, int64_t tail) {
+    Flow f;
+    f.remaining = bytes;
+    f.resources = res;
+    f.first = first;
+    f.second = second;
+    f.tail = tail;
+    flows_.push_back(f);
+    uint32_t id = uint32_t(flows_.size() - 1);
+    flow_of_[first] = id;
+    if (second != SIZE_MAX) flow_of_[second] = id;
+    return id;
+  }
+
+  void start_transfer(size_t send, int64_t now) {
+    size_t recv = partner_[send];
+    mark_started(send, now);
+    mark_started(recv, now);
+    route_[send] = &net_.route(a_.core_site(core_[send]), a_.core_site(core_[recv]), false);
+    route_[recv] = route_[send];
+    uint32_t f = new_flow(send, recv, double(work_[send].bytes), &route_[send]->resources, route_[send]->latency);
+    begin_stream(f);
+  }
+
+  void begin_stream(uint32_t f) {
+    advance_flows();
+    flows_[f].active = true;
+    flows_[f].last = now_;
+    active_.push_back(f);
+    if (flows_[f].remaining <= 0) {
+      flows_[f].active = false;
+      active_.pop_back();
+      flow_done(f);
+      return;
+    }
+    reallocate();
+  }
+
+  // Brings every active flow's remaining bytes up to now.
+  void advance_flows() {
+    for (uint32_t f : active_) {
+      Flow& x = flows_[f];
+      x.remaining -= x.rate * double(now_ - x.last);
+      if (x.remaining < 0) x.remaining = 0;
+      x.last = now_;
+    }
+  }
+
+  // Max-min fair shares of every resource among the active flows, then the
+  // new completion times.
+  void reallocate() {
+    const auto& cap = net_.capacity();
+    left_.assign(cap.begin(), cap.end());
+    users_.assign(cap.size(), 0);
+    std::vector<uint32_t> open(active_.begin(), active_.end());
+    for (uint32_t f : open)
+      for (int r : *flows_[f].resources) ++users_[size_t(r)];
+    while (!open.empty()) {
+      double share = std::numeric_limits<double>::infinity();
+      for (uint32_t f : open)
+        for (int r : *flows_[f].resources) share = std::min(share, left_[size_t(r)] / double(users_[size_t(r)]));
+      if (!std::isfinite(share)) share = std::numeric_limits<double>::max();  // a flow using nothing shared
+      std::vector<uint32_t> still;
+      for (uint32_t f : open) {
+        bool bottleneck = flows_[f].resources->empty();
+        for (int r : *flows_[f].resources)
+          bottleneck = bottleneck || left_[size_t(r)] / double(users_[size_t(r)]) <= share * (1 + 1e-12);
+        if (bottleneck) {
+          flows_[f].rate = share;
+          for (int r : *flows_[f].resources) left_[size_t(r)] -= share, --users_[size_t(r)];
+        } else {
+          still.push_back(f);
+        }
+      }
+      open.swap(still);
+    }
+    for (uint32_t f : active_) {
+      Flow& x = flows_[f];
+      ++x.version;
+      int64_t dt = std::llround(x.remaining / std::max(x.rate, 1e-12));
+      push(now_ + std::max<int64_t>(dt, 0), kFlowDone, f, x.version);
+    }
+  }
+
+  void flow_done(uint32_t f) {
+    advance_flows();
+    Flow& x = flows_[f];
+    x.active = false;
+    x.remaining = 0;
+    active_.erase(std::remove(active_.begin(), active_.end(), f), active_.end());
+    size_t first = x.first, second = x.second;
+    int64_t tail = x.tail;
+    finish(first);
+    if (second != SIZE_MAX) push(now_ + tail, kEnd, uint32_t(second));
+    if (!active_.empty()) reallocate();
+  }
+
+  void finish(size_t i) {
+    const auto& inst = prog_.instructions[i];
+    int core = core_[i], q = int(inst.queue());
+    result_.timing[i].end = now_;
+    ++ended_;
+    for (Queue dst : inst.next) ++produced(core, q, int(dst));
+    QueueState& s = qs(core, q);
+    s.busy = false;
+    s.free_at = now_;
+    ++s.head;
+    try_start(core, q, now_);
+    for (Queue dst : inst.next)
+      if (int(dst) != q) try_start(core, int(dst), now_);
+  }
+
+  [[noreturn]] void report_deadlock() {
+    std::string msg = opt_.file + ": deadlock: " + std::to_string(n_ - ended_) + " of " + std::to_string(n_) +
+                      " instructions never ran; waiting:";
+    int shown = 0;
+    for (int c = 0; c < ncores_ && shown < 8; ++c)
+      for (int q = 0; q < kQ && shown < 8; ++q) {
+        QueueState& s = qs(c, q);
+        if (s.head >= s.order.size()) continue;
+        size_t i = s.order[s.head];
+        const auto& inst = prog_.instructions[i];
+        msg += "\n  " + line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + " (core " + std::to_string(c) + ", queue " +
+               std::string(isa::queue_name(Queue(q))) + ")";
+        if (ready_[i] && partner_[i] != SIZE_MAX) {
+          msg += " waits for its partner at " + line_of(opt_, partner_[i]);
+        } else if (s.busy) {
+          msg += " is running";
+        } else {
+          std::string missing;
+          for (Queue src : inst.prev)
+            if (produced(c, int(src), q) - consumed(c, int(src), q) <= 0)
+              missing += std::string(missing.empty() ? "" : ", ") + std::string(isa::queue_name(src)) + "->" +
+                         std::string(isa::queue_name(Queue(q)));
+          msg += " waits for a " + missing + " token that is never produced";
+        }
+        ++shown;
+      }
+    throw_input_error(msg);
+  }
+
+  // ---- Results -----------------------------------------------------------------
+  Result collect() {
+    Stats& st = result_.stats;
+    st.instructions = int64_t(n_);
+    std::map<int32_t, LayerStats> layers;
+    std::vector<bool> core_used(size_t(ncores_), false);
+    for (size_t i = 0; i < n_; ++i) {
+      const auto& inst = prog_.instructions[i];
+      auto& t = result_.timing[i];
+      t.inst_idx = int64_t(i) + 1;
+      core_used[size_t(core_[i])] = true;
+      const auto& w = work_[i];
+      timing::Energy e = w.energy;
+      int64_t dur = t.end - t.start;
+      st.total_cycles = std::max(st.total_cycles, t.end);
+      auto& qstat = st.queues[size_t(inst.queue())];
+      ++qstat.instructions;
+      qstat.busy_cycles += dur;
+      if (inst.op() == Opcode::pe_conv) st.macs += w.ops;
+      if (inst.op() == Opcode::vp_self || inst.op() == Opcode::vp_pool || inst.op() == Opcode::dt_cal) st.vp_ops += w.ops;
+      if (w.kind == WorkKind::DramLoad) st.dram_read_bytes += w.bytes;
+      if (w.kind == WorkKind::DramStore) st.dram_write_bytes += w.bytes;
+      if (w.kind == WorkKind::Send) st.transfer_bytes += w.bytes;
+      if (route_[i] != nullptr && w.kind != WorkKind::Receive) {
+        // Links are charged once per transfer, on the side that moves the data.
+        double bits = double(w.bytes) * 8.0;
+        e.noc += bits * double(route_[i]->hops) * a_.energy.noc_pj_per_bit_hop;
+        e.d2d += bits * double(route_[i]->crossings) * a_.energy.d2d_pj_per_bit;
+        st.noc_byte_hops += w.bytes * route_[i]->hops;
+        st.d2d_bytes += w.bytes * route_[i]->crossings;
+      }
+      st.energy += e;
+      if (opt_.extras) {
+        t.set_issue(std::min(t.issue, t.start));
+        t.set_energy(e.total());
+        t.set_bytes(w.bytes);
+        t.set_ops(w.ops);
+      } else {
+        t.present = 0;
+      }
+      if (inst.is_config()) continue;
+      auto [it, fresh] = layers.try_emplace(inst.mapping.slyr);
+      LayerStats& l = it->second;
+      if (fresh) l.layer = inst.mapping.slyr, l.first_start = t.start, l.last_end = t.end;
+      l.first_start = std::min(l.first_start, t.start);
+      l.last_end = std::max(l.last_end, t.end);
+      ++l.instructions;
+      if (inst.op() == Opcode::pe_conv) l.macs += w.ops;
+      l.energy_pj += e.total();
+    }
+    for (bool u : core_used) st.cores_used += u;
+    st.energy += timing::static_energy(a_, st.cores_used, st.total_cycles);
+    for (auto& [id, l] : layers) st.layers.push_back(l);
+    return std::move(result_);
+  }
+
+  const isa::Program& prog_;
+  const arch::Architecture& a_;
+  const Options& opt_;
+  Network net_;
+  size_t n_;
+  int ncores_ = 0;
+  std::vector<int> core_;
+  std::vector<timing::Work> work_;
+  std::vector<bool> started_, ready_;
+  std::vector<size_t> partner_;
+  std::vector<uint32_t> flow_of_;
+  std::vector<const Route*> route_;
+  std::vector<QueueState> queues_;
+  std::vector<int64_t> produced_, consumed_;
+  std::vector<Flow> flows_;
+  std::vector<uint32_t> active_;
+  std::vector<double> left_;
+  std::vector<int> users_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  uint64_t seq_ = 0;
+  int64_t now_ = 0;
+  size_t ended_ = 0;
+  Result result_;
+};
+
+}  // namespace
+
+Result simulate(const isa::Program& program, const arch::Architecture& arch, const Options& options) {
+  Engine e(program, arch, options);
+  return e.run();
+}
+
+}  // namespace cct::sim

@@ -1,0 +1,156 @@
+#include "timing/instruction_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "support/error.hpp"
+
+namespace cct::timing {
+
+using isa::Opcode;
+using isa::Param;
+
+int format_bytes(int64_t data_fmt) { return data_fmt == int64_t(isa::DataFmt::FP16) ? 2 : 1; }
+
+namespace {
+
+int64_t at(std::span<const int32_t> v, size_t i) { return i < v.size() ? v[i] : 1; }
+
+Work fixed(double cycles) {
+  Work w;
+  w.cycles = std::llround(cycles);
+  return w;
+}
+
+}  // namespace
+
+const isa::Instruction& CoreModel::config(Opcode cfg, const isa::Instruction& user, const std::string& where) const {
+  if (!have_cfg_[size_t(cfg)])
+    throw_input_error(where + ": " + std::string(user.mnemonic()) + " before any " + std::string(isa::mnemonic(cfg)) +
+                      " of its core configured it");
+  return cfg_[size_t(cfg)];
+}
+
+Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std::string& where) {
+  const arch::Architecture& a = *arch_;
+  const auto& tm = a.timing;
+  if (inst.is_config()) {
+    cfg_[size_t(inst.op())] = inst;
+    have_cfg_[size_t(inst.op())] = true;
+    return fixed(tm.config_cycles);
+  }
+  switch (inst.op()) {
+    case Opcode::ct_st:
+    case Opcode::ct_bc:
+    case Opcode::ct_ed:
+      return fixed(tm.control_cycles);
+    case Opcode::dt_cal: {
+      auto tile = inst.list(Param::Tile);
+      Work w = fixed(tm.dt_fixed_cycles);
+      w.ops = at(tile, 0) * at(tile, 1) * at(tile, 2) * at(tile, 3);
+      return w;
+    }
+    case Opcode::lda_mov:
+    case Opcode::sta_mov: {
+      bool store = inst.op() == Opcode::sta_mov;
+      const auto& cfg = config(store ? Opcode::sta_cfg : Opcode::lda_cfg, inst, where);
+      auto tile = inst.list(Param::Tile);
+      Work w;
+      w.kind = store ? WorkKind::DramStore : WorkKind::DramLoad;
+      w.bytes = activation_bytes(a, at(tile, 0), at(tile, 1), at(tile, 2), at(tile, 3), format_bytes(cfg.get(Param::DF)));
+      w.energy = dram_transfer_energy(a, w.bytes);
+      return w;
+    }
+    case Opcode::ldw_mov:
+    case Opcode::lw_mov: {
+      bool lw = inst.op() == Opcode::lw_mov;
+      const auto& cfg = config(lw ? Opcode::lw_cfg : Opcode::ldw_cfg, inst, where);
+      auto ws = inst.list(Param::Wsize);
+      int64_t bytes = weight_bytes(a, at(ws, 0), at(ws, 1), at(ws, 2), at(ws, 3), format_bytes(cfg.get(Param::DF)));
+      if (lw) {
+        bool from_dram = inst.get(Param::SS) != 0;
+        wl0_in_l2_[inst.get(Param::DTaddr)] = !from_dram;
+        // SS=0 copies nothing: the PE streams those weights from L2 itself.
+        if (!from_dram) return fixed(tm.lw_fixed_cycles);
+      }
+      Work w;
+      w.kind = WorkKind::DramLoad;
+      w.bytes = bytes;
+      w.energy = dram_transfer_energy(a, bytes);
+      if (lw) w.energy.l1 += double(bytes) * a.energy.l1_pj_per_byte;
+      return w;
+    }
+    case Opcode::pe_conv: {
+      const auto& fm = config(Opcode::pe_cfg_fm, inst, where);
+      const auto& pm = config(Opcode::pe_cfg_pm, inst, where);
+      const auto& tp = config(Opcode::pe_cfg_tp, inst, where);
+      auto tile = tp.list(Param::Tile);
+      auto kernel = tp.list(Param::KERNEL);
+      auto stride = pm.list(Param::STRIDE);
+      auto mti = tp.list(Param::MTI);
+      ConvTile t;
+      t.n = at(tile, 0), t.k = at(tile, 1), t.c = at(tile, 2), t.h = at(tile, 3), t.w = at(tile, 4);
+      t.r = at(kernel, 0), t.s = at(kernel, 1);
+      t.stride_h = at(stride, 0), t.stride_w = at(stride, 1);
+      t.mtk0 = std::max<int64_t>(1, tp.get(Param::MTK0));
+      t.mtc0 = tp.get(Param::MTC0);
+      t.mini_h = at(mti, 0) + 1, t.mini_w = at(mti, 1) + 1;
+      t.in_bytes = format_bytes(fm.get(Param::SF));
+      t.out_bytes = format_bytes(fm.get(Param::DF));
+      auto it = wl0_in_l2_.find(inst.get(Param::SWaddr));
+      t.weights_in_l2 = it != wl0_in_l2_.end() && it->second;
+      ConvCost c = conv_cost(a, t, where.c_str());
+      Work w = fixed(0);
+      w.cycles = c.cycles;
+      w.ops = c.macs;
+      w.bytes = c.act_bytes + c.weight_bytes + c.out_bytes;
+      w.energy = c.energy;
+      return w;
+    }
+    case Opcode::vp_self:
+    case Opcode::vp_pool: {
+      const auto& fm = config(Opcode::vp_cfg_fm, inst, where);
+      const auto& tp = config(Opcode::vp_cfg_tp, inst, where);
+      bool pool = inst.op() == Opcode::vp_pool;
+      auto in = pool ? fm.list(Param::STile) : tp.list(Param::Tile);
+      auto out = tp.list(Param::Tile);
+      auto kernel = tp.list(Param::KERNEL);
+      VpOp op;
+      op.c = at(in, 0), op.h = at(in, 1), op.w = at(in, 2);
+      op.out_pixels = at(out, 1) * at(out, 2);
+      op.in_bytes = format_bytes(fm.get(Param::IDF));
+      op.out_bytes = format_bytes(fm.get(Param::ODF));
+      op.two_inputs = !pool && tp.get(Param::T1F) != 0;
+      op.window = pool ? at(kernel, 0) * at(kernel, 1) : 1;
+      if (op.c <= 0 || op.h <= 0 || op.w <= 0) throw_input_error(where + ": " + std::string(inst.mnemonic()) + ": empty tile");
+      VpCost c = vp_cost(a, op);
+      Work w = fixed(0);
+      w.cycles = vp_instruction_cycles(a, c.layer_cycles, vp_parts);
+      double share = 1.0 / double(std::max<int64_t>(vp_parts, 1));
+      w.ops = c.elements;
+      w.bytes = c.bytes;
+      w.energy = c.energy;
+      // The work is the layer's, split like the time.
+      w.energy.vp *= share, w.energy.l2 *= share;
+      w.ops = int64_t(std::llround(double(c.elements) * share));
+      w.bytes = int64_t(std::llround(double(c.bytes) * share));
+      return w;
+    }
+    case Opcode::so_mov:
+    case Opcode::si_mov: {
+      bool send = inst.op() == Opcode::so_mov;
+      const auto& cfg = config(send ? Opcode::so_cfg : Opcode::si_cfg, inst, where);
+      auto tile = inst.list(Param::Tile);
+      Work w;
+      w.kind = send ? WorkKind::Send : WorkKind::Receive;
+      w.bytes = activation_bytes(a, at(tile, 0), at(tile, 1), at(tile, 2), at(tile, 3), format_bytes(cfg.get(Param::DF)));
+      w.energy.l2 = double(w.bytes) * a.energy.l2_pj_per_byte;
+      return w;
+    }
+    default:
+      break;
+  }
+  throw_input_error(where + ": " + std::string(inst.mnemonic()) + ": no timing model for this instruction");
+}
+
+}  // namespace cct::timing

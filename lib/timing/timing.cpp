@@ -1,0 +1,204 @@
+#include "timing/timing.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "support/error.hpp"
+
+namespace cct::timing {
+namespace {
+
+int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : (x + a - 1) / a * a; }
+int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
+
+// Model cycles to integer cycles: the fixed part plus floor(work / efficiency).
+// The small epsilon keeps an exact product (X / 0.995...) from flooring one low.
+int64_t scaled_cycles(double fixed, double work, double efficiency) {
+  return static_cast<int64_t>(std::llround(fixed)) + static_cast<int64_t>(std::floor(work / efficiency + 1e-7));
+}
+
+}  // namespace
+
+Energy& Energy::operator+=(const Energy& o) {
+  mac += o.mac, vp += o.vp, l1 += o.l1, l2 += o.l2, dram += o.dram, noc += o.noc, d2d += o.d2d;
+  static_ += o.static_;
+  return *this;
+}
+
+int64_t activation_bytes(const arch::Architecture& a, int64_t n, int64_t c, int64_t h, int64_t w, int elem_bytes) {
+  return n * h * w * round_up(c * elem_bytes, a.core.l2_channel_align_bytes);
+}
+
+int64_t weight_bytes(const arch::Architecture& a, int64_t k, int64_t c, int64_t r, int64_t s, int elem_bytes) {
+  // Rows of one output channel are stored on 32-byte boundaries (a burst of
+  // the weight path); measured on the reference loads, e.g. a 7x7 kernel
+  // over 3 channels (392 bytes) occupies 416 + 32 bytes.
+  constexpr int64_t kRowAlign = 32;
+  int64_t row = round_up(round_up(c * elem_bytes, a.core.l2_channel_align_bytes) * r * s, kRowAlign);
+  return k * (row + a.core.weight_extra_bytes_per_out_channel);
+}
+
+double dram_channel_bytes_per_cycle(const arch::Architecture& a) { return a.dram_channel_bytes_per_cycle(); }
+
+int64_t dram_transfer_cycles(const arch::Architecture& a, int64_t bytes, bool store) {
+  double fixed = a.dram.latency_cycles + (store ? a.timing.st_fixed_cycles : a.timing.ld_fixed_cycles);
+  return std::llround(fixed) + std::llround(double(bytes) / dram_channel_bytes_per_cycle(a));
+}
+
+Energy dram_transfer_energy(const arch::Architecture& a, int64_t bytes) {
+  Energy e;
+  e.dram = double(bytes) * 8.0 * a.energy.dram_pj_per_bit;
+  e.l2 = double(bytes) * a.energy.l2_pj_per_byte;
+  return e;
+}
+
+ConvTile with_default_mini_tiles(ConvTile t) {
+  t.mtk0 = 1;
+  int64_t groups = ceil_div(t.c, 8);
+  t.mtc0 = std::min<int64_t>(groups, 64);
+  t.mini_h = std::min<int64_t>(t.h, 2);
+  t.mini_w = std::min<int64_t>(t.w, 2);
+  return t;
+}
+
+ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* where) {
+  auto bad = [&](const char* what) { throw_input_error(std::string(where) + ": " + what); };
+  if (t.n <= 0 || t.k <= 0 || t.c <= 0 || t.h <= 0 || t.w <= 0) bad("tile sizes must be positive");
+  if (t.r <= 0 || t.s <= 0 || t.stride_h <= 0 || t.stride_w <= 0) bad("kernel and stride must be positive");
+  if (t.mtk0 <= 0 || t.mtc0 < 0 || t.mini_h <= 0 || t.mini_w <= 0) bad("mini tile sizes must be positive");
+  if (t.in_bytes <= 0 || t.out_bytes <= 0) bad("element sizes must be positive");
+
+  const auto& tm = a.timing;
+  const int64_t rows = a.core.pe_rows;      // input channels (x kernel taps) per cycle
+  const int64_t cols = a.core.pe_cols;      // output channels per cycle
+  const int64_t align = a.core.l2_channel_align_bytes;
+  const int64_t c_pad = round_up(t.c * t.in_bytes, align) / t.in_bytes;  // channels as laid out in L2
+  const int64_t taps = t.r * t.s;
+  const int64_t out_groups = ceil_div(t.k, cols);
+  const int64_t group_ch = align / t.in_bytes;  // MTC0 counts groups of this many channels
+  const int64_t ch_mini = t.mtc0 == 0 ? c_pad : std::min(c_pad, t.mtc0 * group_ch);
+  const int64_t mini_h = std::min(t.mini_h, t.h), mini_w = std::min(t.mini_w, t.w);
+  const double out_floor = t.out_bytes >= 2 ? tm.pe_output_cycles_fp16 : tm.pe_output_cycles_int8;
+
+  // Output mini tiles of one image fall in at most four size classes: full,
+  // right edge, bottom edge and corner.
+  struct Mini {
+    int64_t h, w, count;
+  };
+  Mini minis[4];
+  int nminis = 0;
+  const int64_t fh = t.h / mini_h, rh = t.h % mini_h, fw = t.w / mini_w, rw = t.w % mini_w;
+  auto add_mini = [&](int64_t h, int64_t w, int64_t count) {
+    if (h > 0 && w > 0 && count > 0) minis[nminis++] = Mini{h, w, count};
+  };
+  add_mini(mini_h, mini_w, fh * fw);
+  add_mini(mini_h, rw, fh);
+  add_mini(rh, mini_w, fw);
+  add_mini(rh, rw, 1);
+
+  ConvCost cost;
+  // Cycles of all output mini tiles of the batch for one input-channel mini
+  // tile of `ch` channels and `mk` output groups processed together.
+  auto minis_cycles = [&](int64_t ch, int64_t mk, int64_t* act_bytes) {
+    double sum = 0;
+    for (int i = 0; i < nminis; ++i) {
+      const Mini& m = minis[i];
+      double macs_cycles = double(mk * m.h * m.w * ch * taps) / double(rows);
+      int64_t window = ((m.h - 1) * t.stride_h + t.r) * ((m.w - 1) * t.stride_w + t.s);
+      int64_t act = ch * t.in_bytes * window;
+      double cycles = std::max(macs_cycles, double(act) / tm.pe_act_bytes_per_cycle);
+      int64_t mini_weights = mk * cols * ch * taps;
+      if (taps == 1 && double(mini_weights) > tm.pe_weight_cache_bytes)
+        cycles = std::max(cycles, double(mini_weights) / tm.pe_weight_reload_bytes_per_cycle);
+      sum += cycles * double(m.count);
+      *act_bytes += act * m.count * t.n;
+    }
+    return sum * double(t.n);
+  };
+
+  double compute = 0;
+  int64_t channel_minis = ceil_div(c_pad, ch_mini);
+  for (int64_t g = 0; g < out_groups; g += t.mtk0) {
+    int64_t mk = std::min(t.mtk0, out_groups - g);
+    double group = 0;
+    for (int64_t c0 = 0; c0 < c_pad; c0 += ch_mini) group += minis_cycles(std::min(ch_mini, c_pad - c0), mk, &cost.act_bytes);
+    group = std::max(group, double(t.n * t.h * t.w * mk) * out_floor);
+    compute += group;
+  }
+
+  // Pipeline fill: grows with the first activation window.
+  int64_t first_window = ((mini_h - 1) * t.stride_h + t.r) * ((mini_w - 1) * t.stride_w + t.s);
+  double first_act = double(ch_mini * t.in_bytes * first_window);
+  double setup = tm.pe_setup_cycles + tm.pe_setup_cycles_per_act_line * first_act / double(rows) +
+                 (channel_minis > 1 ? tm.pe_channel_split_cycles : 0.0);
+
+  // Weights stream in blocks of `rows` input channels x (mtk0 x cols) outputs;
+  // the first block is exposed, the others overlap the compute.
+  const double weight_rate = t.weights_in_l2 ? tm.lw_bytes_per_cycle : tm.pe_wl0_bytes_per_cycle;
+  const double extra_per_k = double(a.core.weight_extra_bytes_per_out_channel);
+  double first_block = -1, all_blocks = 0;
+  int64_t blocks = 0;
+  for (int64_t g = 0; g < out_groups; g += t.mtk0) {
+    int64_t mk = std::min(t.mtk0, out_groups - g);
+    for (int64_t c0 = 0; c0 < c_pad; c0 += rows) {
+      int64_t ch = std::min(rows, c_pad - c0);
+      double bytes = double(mk * cols) * (double(ch * taps * t.in_bytes) + extra_per_k * double(ch) / double(c_pad));
+      double cycles = bytes / weight_rate;
+      if (first_block < 0) first_block = cycles;
+      all_blocks += cycles;
+      ++blocks;
+    }
+  }
+  double work = std::max(first_block + compute + setup, all_blocks + compute / double(blocks));
+  cost.cycles = scaled_cycles(tm.pe_fixed_cycles, work, tm.pe_efficiency);
+
+  cost.macs = t.n * t.h * t.w * t.k * t.c * taps;
+  cost.weight_bytes = weight_bytes(a, t.k, t.c, t.r, t.s, t.in_bytes);
+  cost.out_bytes = activation_bytes(a, t.n, t.k, t.h, t.w, t.out_bytes);
+  const auto& en = a.energy;
+  cost.energy.mac = double(cost.macs) * en.mac_pj;
+  // Activations: L2 read into AL1; outputs: OL1 then L2; weights: WL0 (or L2).
+  cost.energy.l2 = double(cost.act_bytes + cost.out_bytes) * en.l2_pj_per_byte;
+  cost.energy.l1 = double(cost.act_bytes + cost.out_bytes) * en.l1_pj_per_byte;
+  if (t.weights_in_l2)
+    cost.energy.l2 += double(cost.weight_bytes) * en.l2_pj_per_byte;
+  else
+    cost.energy.l1 += double(cost.weight_bytes) * en.l1_pj_per_byte;
+  return cost;
+}
+
+VpCost vp_cost(const arch::Architecture& a, const VpOp& op) {
+  const auto& tm = a.timing;
+  int elem = std::max(op.in_bytes, op.out_bytes);
+  int64_t pixels = op.h * op.w;
+  int64_t per_pixel = ceil_div(op.c * elem, a.core.vp_bytes_per_cycle);
+  double depth = tm.vp_pipeline_cycles + (op.two_inputs ? tm.vp_second_input_cycles : 0.0) +
+                 (op.out_bytes >= 2 ? tm.vp_fp16_output_cycles : 0.0);
+  if (op.window > 1) depth += std::ceil(double(op.window) * tm.vp_pool_cycles_per_window - 1e-9);
+  VpCost cost;
+  cost.layer_cycles = pixels * per_pixel + std::llround(depth);
+  int64_t out_pixels = op.out_pixels > 0 ? op.out_pixels : pixels;
+  cost.elements = pixels * op.c * (op.two_inputs ? 2 : 1);
+  cost.bytes = pixels * op.c * op.in_bytes * (op.two_inputs ? 2 : 1) + out_pixels * op.c * op.out_bytes;
+  cost.energy.vp = double(cost.elements) * a.energy.vp_op_pj;
+  cost.energy.l2 = double(cost.bytes) * a.energy.l2_pj_per_byte;
+  return cost;
+}
+
+int64_t vp_instruction_cycles(const arch::Architecture& a, int64_t layer_cycles, int64_t parts) {
+  parts = std::max<int64_t>(parts, 1);
+  return std::llround(a.timing.vp_fixed_cycles) + ceil_div(layer_cycles, parts);
+}
+
+Energy static_energy(const arch::Architecture& a, int64_t cores, int64_t cycles) {
+  int io_dies = 0;
+  for (const auto& d : a.dies) io_dies += d.is_compute() ? 0 : 1;
+  double seconds = double(cycles) / a.clock_hz();
+  Energy e;
+  // mW x s = mJ = 1e9 pJ.
+  e.static_ = (double(cores) * a.energy.core_static_mw + double(io_dies) * a.energy.io_die_static_mw) * seconds * 1e9;
+  return e;
+}
+
+}  // namespace cct::timing
