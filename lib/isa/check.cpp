@@ -66,6 +66,9 @@ class Runner {
       const Instruction& inst = prog_.instructions[i];
       cores_[static_cast<size_t>(core_index_[inst.mapping.core])].queue[static_cast<int>(inst.queue())].push_back(
           static_cast<uint32_t>(i));
+      // Such lists are not written (the syntax has no place for them), so they would silently vanish.
+      if (!inst.info().has_deps && (!inst.prev.empty() || !inst.next.empty()))
+        add(true, i, describe(i) + ": a configuration instruction carries no Prev_Insts/Next_Insts tokens");
     }
   }
 

@@ -85,6 +85,11 @@ TEST_CASE("sends and receives pair up across cores") {
     prog.instructions[1].set(Param::DCORE, 9);
     CHECK(check_program(prog).text("mc").find("DCORE 9 is a core without instructions") != std::string::npos);
   }
+  SUBCASE("configuration instructions take no tokens") {
+    prog.instructions.insert(prog.instructions.begin(), make(Opcode::pe_cfg_dq, 0, {}, {Queue::PE}));
+    CHECK(check_program(prog).text("mc").find("mc:1: error: pe_cfg_dq on core 0: a configuration instruction carries no "
+                                              "Prev_Insts/Next_Insts tokens") != std::string::npos);
+  }
   SUBCASE("the order of cores in the file does not matter") {
     std::swap(prog.instructions[0], prog.instructions[3]);
     std::swap(prog.instructions[1], prog.instructions[2]);
