@@ -148,6 +148,20 @@ void bench_synthetic(const std::string& path, size_t lines) {
   }
   std::printf("synthetic trace: %zu instructions (%s replicated), %zu bytes per instruction in memory\n", big.size(),
               fs::path(path).filename().c_str(), sizeof(isa::Instruction) + sizeof(trace::Timing));
+  // What a simulator does per instruction: queue, tokens, a few parameters by id.
+  Time scan = median_time(5, [&] {
+    int64_t sum = 0;
+    for (const isa::Instruction& inst : big.program.instructions) {
+      sum += static_cast<int>(inst.queue()) + inst.prev.size() + inst.next.size();
+      if (inst.has(isa::Param::STaddr)) sum += inst.get(isa::Param::STaddr);
+      if (inst.has(isa::Param::DTaddr)) sum += inst.get(isa::Param::DTaddr);
+      if (inst.has(isa::Param::Tile)) sum += inst.list(isa::Param::Tile)[0];
+      if (inst.has(isa::Param::QK)) sum += static_cast<int64_t>(inst.number(isa::Param::QK));
+    }
+    g_sink += static_cast<size_t>(sum);
+  });
+  std::printf("parameter access: %.1f M instructions/s (queue, tokens and up to four parameters by id)\n",
+              static_cast<double>(big.size()) / scan.cpu / 1e6);
   for (isa::Syntax s : {isa::Syntax::Legacy, isa::Syntax::JsonLines}) {
     std::string text;
     trace::Trace a, b;
