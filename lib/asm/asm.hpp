@@ -1,0 +1,50 @@
+// The assembler: Scheduler IR + Frontend IR + architecture -> ISA program.
+//
+// assemble() turns every workload of every core into its configuration,
+// data-movement and compute instructions and links them with queue tokens
+// (Prev_Insts / Next_Insts). The rules reproduce the programs of the original
+// tool chain; docs/asm_rules.md (generated from the reverse-engineering
+// notes) lists them with the evidence.
+//
+// check() verifies a program without running it: known mnemonics and
+// parameters (the line reader already guarantees them), token balance and
+// deadlock freedom per core (isa::check_program), addresses and sizes inside
+// L2 / WL0 / DRAM of the architecture, and tiles consistent with the
+// configuration registers in force.
+#pragma once
+
+#include <string>
+
+#include "arch/arch.hpp"
+#include "fir/fir.hpp"
+#include "isa/check.hpp"
+#include "isa/program.hpp"
+#include "sir/sir.hpp"
+
+namespace cct::assembler {
+
+// The original tool chain exists in two generations, recognisable from the
+// Scheduler IR: files listing the weight buffer as `wl1_buffer` and files
+// listing it as `wl0_buffer`. Their programs differ in a few conventions
+// (same-queue tokens, token order, store placement, a few register values).
+enum class Dialect { Auto, Wl1, Wl0 };
+
+struct Options {
+  Dialect dialect = Dialect::Auto;
+  std::string sir_file = "<sir>";  // names the Scheduler IR in error messages
+  std::string fir_file = "<fir>";
+};
+
+// Throws Error(kExitInvalidInput) naming the Scheduler IR (file: /json/pointer)
+// for inconsistent input: a transfer id that no buffer holds, a tensor outside
+// its buffer or outside L2, a layer missing from the Frontend IR, ...
+isa::Program assemble(const sir::Schedule& schedule, const fir::Graph& graph, const arch::Architecture& arch,
+                      const Options& options = {});
+
+// The dialect assemble() would use for this schedule.
+Dialect detect_dialect(const sir::Schedule& schedule);
+
+// Static checks of a program against an architecture (see the header comment).
+isa::CheckReport check(const isa::Program& program, const arch::Architecture& arch, size_t max_diagnostics = 50);
+
+}  // namespace cct::assembler

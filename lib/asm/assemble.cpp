@@ -1,0 +1,1200 @@
+// Scheduler IR -> instruction stream. See asm.hpp and docs in formats/.
+//
+// One Assembler per core walks the workloads in order and emits, per
+// workload: the loads first needed by it (DRAM -> L2 activations and weights,
+// DRAM -> WL0 weights), the tiles (configuration registers that changed, the
+// compute instruction, and for weights kept in L2 the per-tile L2 -> WL0
+// loads through two alternating slots), the loads of later workloads
+// (prefetch) and the stores of its output. assign_tokens() then links the
+// instructions with queue tokens.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+
+#include "asm/asm.hpp"
+#include "asm/builder.hpp"
+#include "support/error.hpp"
+
+namespace cct::assembler {
+namespace {
+
+using isa::Instruction;
+using isa::Opcode;
+using isa::Param;
+using sir::BufferTensor;
+using sir::Coord;
+using sir::Workload;
+
+// WL0 addresses and sizes in the instruction set count 64-byte rows
+// (formats/ISA_Format.md section 4): an encoding of the address field.
+constexpr int64_t kWl0RowBytes = 64;
+// ring_buffer_info byte bounds are written to ct_bc in KiB (ISA_Format.md, ct_bc).
+constexpr int64_t kBufCutUnit = 1024;
+
+std::string ptr_workload(int64_t core, size_t k) { return "/" + std::to_string(core) + "/" + std::to_string(k); }
+
+[[noreturn]] void fail(const Options& o, const std::string& pointer, const std::string& what) {
+  throw Error(kExitInvalidInput, at_pointer(o.sir_file, pointer, what));
+}
+
+int32_t i32(int64_t v, const Options& o, const std::string& pointer, const char* what) {
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max())
+    fail(o, pointer, std::string(what) + " " + std::to_string(v) + " does not fit the instruction field");
+  return static_cast<int32_t>(v);
+}
+
+std::array<int64_t, 4> dims_of(const Coord& lo, const Coord& hi) {
+  return {hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1, hi[3] - lo[3] + 1};
+}
+
+int64_t ceil_to(int64_t x, int64_t a) { return a > 0 ? (x + a - 1) / a * a : x; }
+
+// A tensor region in an L2 buffer: NHWC, channels padded to the buffer's
+// align, elements of bitwidth/8 bytes.
+struct TensorView {
+  int64_t base = 0, size = 0, bytes = 1, cpad = 0;
+  Coord lo{}, hi{}, org{};
+  std::array<int64_t, 4> d{};  // n, c, h, w
+
+  static TensorView of(const BufferTensor& b) {
+    TensorView t;
+    t.base = b.address;
+    t.size = b.size;
+    t.bytes = std::max<int64_t>(1, b.bitwidth / 8);
+    t.lo = b.lower;
+    t.hi = b.upper;
+    t.d = dims_of(b.lower, b.upper);
+    t.cpad = ceil_to(t.d[1], b.align);
+    t.org = b.lower;
+    return t;
+  }
+  // Coordinates are the buffer's own when the region's corner lies in the
+  // buffer box; otherwise the buffer holds exactly that region.
+  TensorView& place(const Coord& region) {
+    bool inside = true;
+    for (int i = 0; i < 4; ++i) inside = inside && lo[i] <= region[i] && region[i] <= hi[i];
+    org = inside ? lo : Coord{region[0], lo[1], region[2], region[3]};
+    return *this;
+  }
+  int64_t addr(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    return base + (((n - org[0]) * d[2] + (h - org[2])) * d[3] + (w - org[3])) * cpad * bytes + (c - org[1]) * bytes;
+  }
+  std::array<int32_t, 3> dims() const {
+    return {static_cast<int32_t>(d[1]), static_cast<int32_t>(d[2]), static_cast<int32_t>(d[3])};
+  }
+  Range range() const { return {Space::L2, base, base + size}; }
+};
+
+isa::DataFmt fmt_of_dtype(const std::string& dtype) {
+  return dtype == "float16" ? isa::DataFmt::FP16 : isa::DataFmt::INT8;
+}
+isa::DataFmt fmt_of_bits(int64_t bits) { return bits == 16 ? isa::DataFmt::FP16 : isa::DataFmt::INT8; }
+
+isa::YCutMode ycut_of(const std::string& cut_mode) {
+  char c = cut_mode.size() >= 2 ? cut_mode[1] : 'K';
+  switch (c) {
+    case 'W': return isa::YCutMode::CUT_W;
+    case 'H': return isa::YCutMode::CUT_H;
+    case 'C': return isa::YCutMode::CUT_C;
+    default: return isa::YCutMode::CUT_K;
+  }
+}
+
+// Sets a number parameter from a JSON value, keeping integer vs float.
+void set_number(Instruction& in, Param p, const Json* v, double fallback, bool fallback_float) {
+  if (v && v->is_int()) {
+    in.set(p, v->as_int());
+  } else if (v && v->is_double()) {
+    in.set_float(p, v->as_double());
+  } else if (fallback_float) {
+    in.set_float(p, fallback);
+  } else {
+    in.set(p, static_cast<int64_t>(fallback));
+  }
+}
+
+const Json* module_value(const fir::Layer& l, std::string_view group, std::string_view key) {
+  const fir::Module* m = l.module(group);
+  return m ? m->params.find(key) : nullptr;
+}
+
+struct Load {
+  enum Type { Act, Weights, Wl0Dram, Receive } type;
+  const BufferTensor* buffer = nullptr;               // Act, Weights, Receive
+  const sir::WeightBufferEntry* entry = nullptr;      // Wl0Dram
+  int64_t order = 0;                                  // tensor_order (prefetch order)
+  bool has_order = false;
+};
+
+// Per-program state shared by the cores.
+struct Shared {
+  const sir::Schedule& s;
+  const fir::Graph& g;
+  const arch::Architecture& a;
+  const Options& o;
+  Dialect dialect;
+  std::map<std::string, std::pair<int64_t, int64_t>> weight_dram;  // layer -> (address, size)
+  struct DramAct {
+    int64_t address;
+    std::array<int64_t, 4> dims;  // full tensor n, c, h, w
+    int64_t bytes;
+  };
+  std::map<int64_t, DramAct> act_dram;    // DRAM load transfer id -> location of the stored tensor
+  std::map<int64_t, DramAct> store_dram;  // DRAM store transfer id -> where it goes
+  std::map<int64_t, int> group_of;        // workload id -> fusion group
+};
+
+const fir::Layer& layer_of(const Shared& sh, const std::string& name, const std::string& pointer) {
+  const fir::Layer* l = sh.g.find(name);
+  if (!l) fail(sh.o, pointer, "layer \"" + name + "\" is not in the Frontend IR " + sh.o.fir_file);
+  return *l;
+}
+
+class CoreAssembler {
+ public:
+  CoreAssembler(const Shared& sh, const sir::Core& core) : sh_(sh), core_(core) {}
+
+  std::vector<Built> run();
+
+ private:
+  // ---- helpers
+  std::string wptr(size_t k) const { return ptr_workload(core_.id, k); }
+  const fir::Layer& layer(size_t k) const { return layer_of(sh_, W()[k].layer_name, wptr(k) + "/layer_name"); }
+  const std::vector<Workload>& W() const { return core_.workloads; }
+  const sir::WeightBuffer& wl0(const Workload& w) const {
+    return sh_.dialect == Dialect::Wl1 ? w.wl1_buffer : w.wl0_buffer;
+  }
+  isa::Mapping mapping(size_t k, int32_t tile) const {
+    isa::Mapping m;
+    m.slyr = static_cast<int32_t>(layer(k).layer_index);
+    m.s_flyr = flyr_;
+    m.wkl = static_cast<int32_t>(W()[k].workload_id);
+    m.tile = tile;
+    m.core = static_cast<int32_t>(core_.id);
+    return m;
+  }
+  Built& emit(Instruction in, Meta meta) {
+    in.mapping.core = static_cast<int32_t>(core_.id);
+    out_.push_back({std::move(in), std::move(meta)});
+    return out_.back();
+  }
+  // Configuration registers are written only when their values change.
+  void emit_cfg(Instruction in) {
+    auto& last = cfg_[static_cast<int>(in.op())];
+    Instruction cmp = in;
+    cmp.mapping = {};
+    if (last && *last == cmp) return;
+    last = cmp;
+    Meta m;
+    m.kind = Kind::Config;
+    emit(std::move(in), std::move(m));
+  }
+
+  const BufferTensor& find_buffer(size_t k, int64_t tid, const std::string& what) const;
+  const BufferTensor& ofmap_buffer(size_t k) const;
+  Coord region_lower(size_t k, bool ofmap) const;
+  std::vector<std::pair<size_t, const sir::Tile*>> tiles_in_order(size_t k) const;
+  std::array<int32_t, 4> weight_shape(const std::string& layer_name, const std::string& pointer) const;
+  int64_t weight_per_k(const std::string& layer_name, const std::string& pointer) const;
+  std::array<isa::YCutMode, 1> ycut_for(const std::string& layer_name) const;
+
+  // ---- emitters
+  void pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swaddr);
+  void vp_tile(size_t k, size_t ti, const sir::Tile& t);
+  void lw_cfg(const isa::Mapping& m, const std::array<int32_t, 4>& shape);
+  void lw_dram(size_t k, const sir::WeightBufferEntry& e, isa::Mapping m);
+  void lw_tile(size_t k, size_t ti, const sir::Tile& t, int64_t slot, int64_t l2base);
+  void ldw(size_t k, const BufferTensor& b, isa::Mapping m);
+  void lda(size_t k, const BufferTensor& b, isa::Mapping m);
+  void sta(size_t k, const BufferTensor& b, int64_t store_tid);
+  void dt(size_t k, const BufferTensor& src, const BufferTensor& dst, const std::vector<int32_t>& consumers);
+  void so(size_t k, const BufferTensor& src, const sir::Destination& d, int64_t tid);
+  void si(size_t k, const BufferTensor& b, isa::Mapping m);
+
+  // ---- workload structure
+  std::vector<Load> new_loads(size_t k) const;
+  bool is_own(size_t k, const Load& l) const;
+  void emit_load(size_t k, const Load& l);
+  void workload(size_t k);
+  void core_tiles(size_t k, const sir::WeightBufferEntry& core, const std::vector<Load>& own,
+                  const std::vector<Load>& pre);
+  bool block0_prefetch(size_t k, int64_t A, int64_t B, int64_t per) const;
+  void stores(size_t k);
+  void flush_stores();
+  void link_clyr();
+
+  const Shared& sh_;
+  const sir::Core& core_;
+  std::vector<Built> out_;
+  std::array<std::optional<Instruction>, isa::kOpcodeCount> cfg_;
+  int32_t flyr_ = 0;
+  std::map<std::string, const Workload*> first_wkl_;  // layer -> first workload computing it
+  std::map<std::string, int64_t> core_slots_;         // layer -> WL0 slot A of its tile weights
+  struct PendingStore {
+    size_t k;
+    const BufferTensor* src;
+    int64_t tid;
+  };
+  std::vector<PendingStore> pending_stores_;
+};
+
+// ------------------------------------------------------------------ lookups
+
+const BufferTensor& CoreAssembler::find_buffer(size_t k, int64_t tid, const std::string& what) const {
+  for (const auto& b : W()[k].buffer)
+    if (b.transfer_id && std::find(b.transfer_id->begin(), b.transfer_id->end(), tid) != b.transfer_id->end())
+      return b;
+  fail(sh_.o, wptr(k) + "/buffer", what + ": transfer " + std::to_string(tid) + " is in no buffer of the workload");
+}
+
+const BufferTensor& CoreAssembler::ofmap_buffer(size_t k) const {
+  const Workload& w = W()[k];
+  if (w.ofmap.empty()) fail(sh_.o, wptr(k) + "/ofmap", "the workload has no ofmap");
+  for (const auto& b : w.buffer)
+    if (b.type == sir::TensorType::Ofmap && b.layer_name && *b.layer_name == w.layer_name) return b;
+  return find_buffer(k, w.ofmap[0].transfer_id, "ofmap");
+}
+
+Coord CoreAssembler::region_lower(size_t k, bool ofmap) const {
+  const auto& ts = W()[k].tile_info;
+  Coord lo{};
+  for (int i = 0; i < 4; ++i) {
+    int64_t m = std::numeric_limits<int64_t>::max();
+    for (const auto& t : ts) m = std::min(m, ofmap ? t.ofmap_lower[i] : t.ifmap_lower[i]);
+    lo[i] = ts.empty() ? 0 : m;
+  }
+  return lo;
+}
+
+// Tiles go out in the order their keys are stored: "tile_num_10" sorts
+// before "tile_num_2".
+std::vector<std::pair<size_t, const sir::Tile*>> CoreAssembler::tiles_in_order(size_t k) const {
+  const auto& ts = W()[k].tile_info;
+  std::vector<size_t> idx(ts.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::sort(idx.begin(), idx.end(), [](size_t a, size_t b) { return std::to_string(a) < std::to_string(b); });
+  std::vector<std::pair<size_t, const sir::Tile*>> out;
+  for (size_t i : idx) out.push_back({i, &ts[i]});
+  return out;
+}
+
+std::array<int32_t, 4> CoreAssembler::weight_shape(const std::string& name, const std::string& pointer) const {
+  const fir::Layer& l = layer_of(sh_, name, pointer);
+  if (l.input_shape.size() < 2 || l.input_shape[1].size() != 4)
+    fail(sh_.o, pointer, "layer \"" + name + "\" has no [K, C, kh, kw] weight shape in the Frontend IR");
+  std::array<int32_t, 4> s{};
+  for (int i = 0; i < 4; ++i) s[i] = i32(l.input_shape[1][i], sh_.o, pointer, "weight dimension");
+  return s;
+}
+
+int64_t CoreAssembler::weight_per_k(const std::string& name, const std::string& pointer) const {
+  auto it = sh_.weight_dram.find(name);
+  if (it == sh_.weight_dram.end())
+    fail(sh_.o, pointer, "no DRAM weight transfer (\"-1\"/out, type weight) names layer \"" + name + "\"");
+  auto shape = weight_shape(name, pointer);
+  if (shape[0] <= 0) fail(sh_.o, pointer, "layer \"" + name + "\" has no output channels");
+  return it->second.second / shape[0];
+}
+
+std::array<isa::YCutMode, 1> CoreAssembler::ycut_for(const std::string& name) const {
+  auto it = first_wkl_.find(name);
+  if (it == first_wkl_.end() || it->second->tile_info.empty() || !it->second->tile_info[0].cut_mode)
+    return {isa::YCutMode::CUT_K};
+  return {ycut_of(*it->second->tile_info[0].cut_mode)};
+}
+
+// ------------------------------------------------------------------ compute
+
+void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swaddr) {
+  const Workload& w = W()[k];
+  const fir::Layer& L = layer(k);
+  const std::string p = wptr(k);
+  if (w.ifmap.empty() || w.ifmap[0].transfer_id.empty()) fail(sh_.o, p + "/ifmap", "the workload has no ifmap");
+  TensorView ifm = TensorView::of(find_buffer(k, w.ifmap[0].transfer_id[0], "ifmap")).place(region_lower(k, false));
+  TensorView ofm = TensorView::of(ofmap_buffer(k)).place(region_lower(k, true));
+  if (L.input_dtype.size() < 2 || L.output_dtype.empty())
+    fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\" needs an input, a weight and an output dtype");
+  const auto mp = mapping(k, static_cast<int32_t>(ti));
+  const bool int8_out = L.output_dtype[0] != "float16";
+
+  Instruction fm(Opcode::pe_cfg_fm);
+  fm.mapping = mp;
+  fm.set_enum(Param::IF, isa::DataSign::SIGNED);
+  fm.set_enum(Param::OF, isa::DataSign::SIGNED);
+  fm.set_enum(Param::SF, fmt_of_dtype(L.input_dtype[0]));
+  fm.set_enum(Param::WF, fmt_of_dtype(L.input_dtype[1]));
+  fm.set_enum(Param::DF, fmt_of_dtype(L.output_dtype[0]));
+  double zp = (L.quant_info && !L.quant_info->inputs.empty()) ? L.quant_info->inputs[0].zero_point : 0.0;
+  fm.set_float(Param::PADV, -zp + 0.0);
+  auto sd = ifm.dims(), dd = ofm.dims();
+  fm.set_list(Param::STile, sd);
+  fm.set_list(Param::DTile, dd);
+  emit_cfg(fm);
+
+  Instruction pm(Opcode::pe_cfg_pm);
+  pm.mapping = mp;
+  bool relu = L.activation && L.activation->type && *L.activation->type == "relu";
+  pm.set_enum(Param::ACTMD, relu ? isa::ActMode::RELU : isa::ActMode::DISABLE);
+  pm.set_float(Param::ACTPM, 0.0);
+  pm.set_enum(Param::QC, isa::Float2Fixed::ROUND);
+  if (int8_out) {
+    if (!L.quant_info || !L.quant_info->output_scale || !L.quant_info->output_zero_point)
+      fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\" has an INT8 output but no output quantisation");
+    pm.set_float(Param::QB, *L.quant_info->output_zero_point);
+    pm.set_float(Param::QK, *L.quant_info->output_scale);
+  } else {
+    pm.set(Param::QB, 0);
+    pm.set(Param::QK, 0);
+  }
+  pm.set(Param::ADDEN, 0);
+  auto st = L.strides();
+  pm.set_list(Param::STRIDE, {static_cast<int32_t>(st[0]), static_cast<int32_t>(st[1])});
+  pm.set_list(Param::XYmode, {static_cast<int32_t>(isa::XCutMode::CUT_K),
+                              static_cast<int32_t>(ycut_of(t.cut_mode.value_or("KK")))});
+  emit_cfg(pm);
+
+  Instruction dq(Opcode::pe_cfg_dq);
+  dq.mapping = mp;
+  emit_cfg(dq);
+
+  auto od = dims_of(t.ofmap_lower, t.ofmap_upper);
+  auto id = dims_of(t.ifmap_lower, t.ifmap_upper);
+  Instruction tp(Opcode::pe_cfg_tp);
+  tp.mapping = mp;
+  auto win = L.window();
+  tp.set_list(Param::KERNEL, {static_cast<int32_t>(win[0]), static_cast<int32_t>(win[1])});
+  tp.set_list(Param::Tile, {i32(od[0], sh_.o, p, "tile"), i32(od[1], sh_.o, p, "tile"), i32(id[1], sh_.o, p, "tile"),
+                            i32(od[2], sh_.o, p, "tile"), i32(od[3], sh_.o, p, "tile")});
+  auto mm = t.mtc0_mtk0.value_or(std::array<int64_t, 2>{1, 1});
+  tp.set(Param::MTK0, mm[1]);
+  tp.set(Param::MTC0, mm[0]);
+  auto omt = t.out_mini_tile.value_or(Coord{1, 1, 1, 1});
+  tp.set_list(Param::MTI, {static_cast<int32_t>(omt[2] - 1), static_cast<int32_t>(omt[3] - 1)});
+  emit_cfg(tp);
+
+  const auto& pad = t.tile_padding_tblr;
+  Instruction cv(Opcode::pe_conv);
+  cv.mapping = mp;
+  cv.set(Param::PS, 0);
+  cv.set(Param::SPHI, -pad[0]);
+  cv.set(Param::SPWI, -pad[2]);
+  cv.set(Param::SBSG, 0);
+  cv.set(Param::DBSG, 0);
+  const auto& il = t.ifmap_lower;
+  const auto& ol = t.ofmap_lower;
+  cv.set(Param::STaddr, ifm.addr(il[0], il[1], il[2] - pad[0], il[3] - pad[2]));
+  cv.set(Param::SWaddr, swaddr);
+  int64_t daddr = ofm.addr(ol[0], ol[1], ol[2], ol[3]);
+  if (daddr < ofm.base || daddr >= ofm.base + ofm.size)
+    fail(sh_.o, p + "/tile_info/tile_num_" + std::to_string(ti),
+         "the tile's ofmap corner is outside its buffer [" + std::to_string(ofm.base) + ", " +
+             std::to_string(ofm.base + ofm.size) + ")");
+  cv.set(Param::DTaddr, daddr);
+  Meta m;
+  m.kind = Kind::Compute;
+  int64_t wbytes = weight_per_k(w.layer_name, p + "/layer_name") * od[1];
+  m.reads = {ifm.range(), {Space::Wl0, swaddr * kWl0RowBytes, swaddr * kWl0RowBytes + wbytes}};
+  m.writes = {{Space::L2, daddr, ofm.base + ofm.size}};
+  emit(std::move(cv), std::move(m));
+}
+
+void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
+  const Workload& w = W()[k];
+  const fir::Layer& L = layer(k);
+  const std::string p = wptr(k);
+  if (w.ifmap.empty()) fail(sh_.o, p + "/ifmap", "the workload has no ifmap");
+  if (L.input_dtype.empty() || L.output_dtype.empty())
+    fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\" has no input or output dtype");
+  Coord ril = region_lower(k, false), rol = region_lower(k, true);
+  std::vector<TensorView> ifms;
+  for (size_t i = 0; i < w.ifmap.size(); ++i) {
+    if (w.ifmap[i].transfer_id.empty()) fail(sh_.o, p + "/ifmap/" + std::to_string(i), "no transfer id");
+    ifms.push_back(TensorView::of(find_buffer(k, w.ifmap[i].transfer_id[0], "ifmap")).place(ril));
+  }
+  TensorView ofm = TensorView::of(ofmap_buffer(k)).place(rol);
+  const auto mp = mapping(k, static_cast<int32_t>(ti));
+  const bool maxpool = L.op == fir::Op::MaxPool2d;
+  const bool pool = maxpool || L.op == fir::Op::AvgPool2d;
+
+  Instruction gcs(Opcode::vp_cfg_gcs);
+  gcs.mapping = mp;
+  gcs.set_enum(Param::CMPS, maxpool ? isa::CMPS::MAX : isa::CMPS::DEFAULT);
+  emit_cfg(gcs);
+
+  Instruction gms(Opcode::vp_cfg_gms);
+  gms.mapping = mp;
+  set_number(gms, Param::MG0V, module_value(L, "fp32_mul_group", "mul_group_k_scalar"), 0, false);
+  emit_cfg(gms);
+
+  Instruction sms(Opcode::vp_cfg_sms);
+  sms.mapping = mp;
+  emit_cfg(sms);
+
+  Instruction qp(Opcode::vp_cfg_qp);
+  qp.mapping = mp;
+  const Json* carry = module_value(L, "post_cal", "carry_sel");
+  bool round = carry && carry->is_string() && carry->as_string() == "round";
+  qp.set_enum(Param::QCS, round ? isa::Float2Fixed::ROUND : isa::Float2Fixed::CEIL);
+  set_number(qp, Param::QB, module_value(L, "post_cal", "sum_b"), 0, false);
+  set_number(qp, Param::QK, module_value(L, "post_cal", "mul_k"), 1, false);
+  emit_cfg(qp);
+
+  Instruction iq(Opcode::vp_cfg_iq);
+  iq.mapping = mp;
+  set_number(iq, Param::IQB0, module_value(L, "pre_cal", "requan_zp_a"), 0, false);
+  set_number(iq, Param::IQK0, module_value(L, "pre_cal", "requan_scale_a"), 1, false);
+  emit_cfg(iq);
+
+  Instruction iq1(Opcode::vp_cfg_iq1);
+  iq1.mapping = mp;
+  set_number(iq1, Param::IQB1, module_value(L, "pre_cal", "requan_zp_b"), 0.0, true);
+  set_number(iq1, Param::IQK1, module_value(L, "pre_cal", "requan_scale_b"), 0.0, true);
+  emit_cfg(iq1);
+
+  Instruction fm(Opcode::vp_cfg_fm);
+  fm.mapping = mp;
+  fm.set_enum(Param::IF, isa::DataSign::SIGNED);
+  fm.set_enum(Param::OF, isa::DataSign::SIGNED);
+  fm.set_enum(Param::IDF, fmt_of_dtype(L.input_dtype[0]));
+  fm.set_enum(Param::ODF, fmt_of_dtype(L.output_dtype[0]));
+  fm.set(Param::VF32, 0);
+  fm.set_list(Param::STile, ifms[0].dims());
+  fm.set_list(Param::DTile, ofm.dims());
+  emit_cfg(fm);
+
+  auto od = dims_of(t.ofmap_lower, t.ofmap_upper);
+  auto bits = [&](size_t i) -> int64_t {
+    if (i >= L.tensor_lut.size() || L.tensor_lut[i].size() < 3) return 0;
+    const auto& l = L.tensor_lut[i];
+    return (l[0] << 2) | (l[1] << 1) | l[2];
+  };
+  Instruction tp(Opcode::vp_cfg_tp);
+  tp.mapping = mp;
+  auto st = L.strides();
+  auto win = L.pool_size.value_or(std::array<int64_t, 2>{1, 1});
+  tp.set_list(Param::STRIDE, {static_cast<int32_t>(st[0]), static_cast<int32_t>(st[1])});
+  tp.set_list(Param::KERNEL, {static_cast<int32_t>(win[0]), static_cast<int32_t>(win[1])});
+  tp.set_list(Param::Tile, {i32(od[1], sh_.o, p, "tile"), i32(od[2], sh_.o, p, "tile"), i32(od[3], sh_.o, p, "tile")});
+  tp.set(Param::T1F, bits(1));
+  tp.set(Param::T0F, bits(0));
+  // Max pooling pads with the smallest 16-bit value.
+  tp.set(Param::PADV_AREA, maxpool ? std::numeric_limits<int16_t>::min() : 0);
+  emit_cfg(tp);
+
+  const bool float_in = L.input_dtype[0] == "float16";
+  const int64_t iqen = (sh_.dialect == Dialect::Wl0 && float_in) ? 0 : 1;
+  const int64_t gpmd = L.has_relu_group() ? 69 : 4;
+  int64_t daddr = ofm.addr(rol[0], rol[1], rol[2], rol[3]);
+  if (daddr < ofm.base || daddr >= ofm.base + ofm.size)
+    fail(sh_.o, p + "/tile_info/tile_num_" + std::to_string(ti),
+         "the workload's ofmap corner is outside its buffer [" + std::to_string(ofm.base) + ", " +
+             std::to_string(ofm.base + ofm.size) + ")");
+  Meta m;
+  m.kind = Kind::Compute;
+  for (const auto& x : ifms) m.reads.push_back(x.range());
+  m.writes = {{Space::L2, daddr, ofm.base + ofm.size}};
+  if (pool) {
+    const auto& pad = t.tile_padding_tblr;
+    Instruction in(Opcode::vp_pool);
+    in.mapping = mp;
+    in.set(Param::IQEN, iqen);
+    in.set(Param::QEN, 3);
+    in.set(Param::SHMD, 0);
+    in.set(Param::GPMD, gpmd);
+    in.set(Param::LUT, maxpool ? 17 : 56);
+    in.set(Param::IPH, -pad[0]);
+    in.set(Param::IPW, -pad[2]);
+    in.set(Param::STaddr, ifms[0].addr(ril[0], ril[1], ril[2] - pad[0], ril[3] - pad[2]));
+    in.set(Param::DTaddr, daddr);
+    emit(std::move(in), std::move(m));
+  } else {
+    Instruction in(Opcode::vp_self);
+    in.mapping = mp;
+    in.set(Param::IQEN, iqen);
+    in.set(Param::QEN, 3);
+    in.set(Param::SHMD, 0);
+    in.set(Param::GPMD, gpmd);
+    in.set(Param::TM, 0);
+    in.set(Param::LUT, L.op == fir::Op::ElementWiseAdd ? 18 : 16);
+    int64_t a0 = ifms[0].addr(ril[0], ril[1], ril[2], ril[3]);
+    int64_t a1 = ifms.size() > 1 ? ifms[1].addr(ril[0], ril[1], ril[2], ril[3]) : a0;
+    in.set(Param::STaddr, a0);
+    in.set(Param::STaddr1, a1);
+    in.set(Param::DTaddr, daddr);
+    emit(std::move(in), std::move(m));
+  }
+}
+
+// ------------------------------------------------------------------ data movement
+
+void CoreAssembler::lw_cfg(const isa::Mapping& m, const std::array<int32_t, 4>& shape) {
+  Instruction c(Opcode::lw_cfg);
+  c.mapping = m;
+  c.set(Param::BAS, 1);
+  c.set_enum(Param::DF, isa::DataFmt::INT8);
+  c.set_list(Param::SWsize, {shape[1], shape[2], shape[3]});
+  c.set_list(Param::DWsize, {shape[1], shape[2], shape[3]});
+  emit_cfg(c);
+}
+
+void CoreAssembler::lw_dram(size_t k, const sir::WeightBufferEntry& e, isa::Mapping m) {
+  const std::string p = wptr(k);
+  auto it = sh_.weight_dram.find(e.layer_name);
+  if (it == sh_.weight_dram.end())
+    fail(sh_.o, p, "weight buffer entry of layer \"" + e.layer_name + "\" has no DRAM weight transfer");
+  auto [addr, size] = it->second;
+  auto shape = weight_shape(e.layer_name, p);
+  lw_cfg(m, shape);
+  Instruction in(Opcode::lw_mov);
+  in.mapping = m;
+  in.set(Param::SS, 1);
+  in.set_list(Param::XYmode, {static_cast<int32_t>(isa::XCutMode::CUT_K), static_cast<int32_t>(ycut_for(e.layer_name)[0])});
+  in.set(Param::STaddr, addr);
+  in.set(Param::DTaddr, e.address);
+  in.set_list(Param::Wsize, shape);
+  Meta meta;
+  meta.kind = Kind::LoadWl0Dram;
+  meta.reads = {{Space::DramWeights, addr, addr + size}};
+  meta.writes = {{Space::Wl0, e.address * kWl0RowBytes, e.address * kWl0RowBytes + size}};
+  meta.dram_layer = static_cast<int32_t>(layer_of(sh_, e.layer_name, p).layer_index);
+  emit(std::move(in), std::move(meta));
+}
+
+void CoreAssembler::lw_tile(size_t k, size_t ti, const sir::Tile& t, int64_t slot, int64_t l2base) {
+  (void)ti;
+  const Workload& w = W()[k];
+  const std::string p = wptr(k);
+  auto shape = weight_shape(w.layer_name, p);
+  int64_t perk = weight_per_k(w.layer_name, p);
+  int64_t k0 = t.ofmap_lower[1];
+  int64_t kt = t.ofmap_upper[1] - k0 + 1;
+  auto m = mapping(k, -1);
+  m.clyr.push_back(static_cast<int32_t>(layer(k).layer_index));
+  m.c_flyr.push_back(flyr_);
+  lw_cfg(m, shape);
+  int64_t src = l2base + k0 * perk;
+  Instruction in(Opcode::lw_mov);
+  in.mapping = m;
+  in.set(Param::SS, 0);
+  in.set_list(Param::XYmode, {static_cast<int32_t>(isa::XCutMode::CUT_K), static_cast<int32_t>(ycut_for(w.layer_name)[0])});
+  in.set(Param::STaddr, src);
+  in.set(Param::DTaddr, slot);
+  in.set_list(Param::Wsize, {i32(kt, sh_.o, p, "tile channels"), shape[1], shape[2], shape[3]});
+  Meta meta;
+  meta.kind = Kind::LoadWl0Tile;
+  meta.reads = {{Space::L2, src, src + kt * perk}};
+  meta.writes = {{Space::Wl0, slot * kWl0RowBytes, slot * kWl0RowBytes + kt * perk}};
+  emit(std::move(in), std::move(meta));
+}
+
+void CoreAssembler::ldw(size_t k, const BufferTensor& b, isa::Mapping m) {
+  const std::string p = wptr(k) + "/buffer";
+  if (!b.layer_name) fail(sh_.o, p, "a weight buffer without layer_name");
+  auto it = sh_.weight_dram.find(*b.layer_name);
+  if (it == sh_.weight_dram.end())
+    fail(sh_.o, p, "weights of layer \"" + *b.layer_name + "\" have no DRAM weight transfer");
+  auto [addr, size] = it->second;
+  auto shape = weight_shape(*b.layer_name, p);
+  Instruction c(Opcode::ldw_cfg);
+  c.mapping = m;
+  c.set(Param::RS, 1);
+  c.set(Param::BAS, 1);
+  c.set_enum(Param::DF, isa::DataFmt::INT8);
+  c.set_list(Param::SWsize, {shape[1], shape[2], shape[3]});
+  c.set_list(Param::DWsize, {shape[1], shape[2], shape[3]});
+  emit_cfg(c);
+  Instruction in(Opcode::ldw_mov);
+  in.mapping = m;
+  in.set(Param::RS, 1);
+  in.set(Param::STaddr, addr);
+  in.set(Param::DTaddr, b.address);
+  in.set_list(Param::Wsize, shape);
+  Meta meta;
+  meta.kind = Kind::LoadWeights;
+  meta.reads = {{Space::DramWeights, addr, addr + size}};
+  meta.writes = {{Space::L2, b.address, b.address + b.size}};
+  emit(std::move(in), std::move(meta));
+}
+
+void CoreAssembler::lda(size_t k, const BufferTensor& b, isa::Mapping m) {
+  const std::string p = wptr(k) + "/buffer";
+  int64_t tid = (*b.source)[0].transfer_id;
+  auto it = sh_.act_dram.find(tid);
+  auto ot = std::find_if(sh_.s.dram.out.begin(), sh_.s.dram.out.end(),
+                         [&](const sir::DramLoad& d) { return d.transfer_id == tid; });
+  if (it == sh_.act_dram.end() || ot == sh_.s.dram.out.end())
+    fail(sh_.o, p, "DRAM source transfer " + std::to_string(tid) + " is not a stored or input tensor (\"-1\")");
+  const auto& full = it->second.dims;
+  int64_t byt = it->second.bytes;
+  auto rd = dims_of(ot->lower, ot->upper);
+  const auto& rl = ot->lower;
+  Instruction c(Opcode::lda_cfg);
+  c.mapping = m;
+  c.set(Param::SME, 1);
+  c.set_enum(Param::DF, fmt_of_bits(b.bitwidth));
+  c.set_list(Param::STile, {i32(full[1], sh_.o, p, "dim"), i32(full[2], sh_.o, p, "dim"), i32(full[3], sh_.o, p, "dim")});
+  c.set_list(Param::DTile, {i32(rd[1], sh_.o, p, "dim"), i32(rd[2], sh_.o, p, "dim"), i32(rd[3], sh_.o, p, "dim")});
+  emit_cfg(c);
+  int64_t st = it->second.address + ((rl[0] * full[2] + rl[2]) * full[3] + rl[3]) * full[1] * byt;
+  Instruction in(Opcode::lda_mov);
+  in.mapping = m;
+  in.set(Param::STaddr, st);
+  in.set(Param::DTaddr, b.address);
+  in.set_list(Param::Tile, {i32(rd[0], sh_.o, p, "dim"), i32(rd[1], sh_.o, p, "dim"), i32(rd[2], sh_.o, p, "dim"),
+                            i32(rd[3], sh_.o, p, "dim")});
+  Meta meta;
+  meta.kind = Kind::LoadAct;
+  meta.reads = {{Space::DramActivations, st, st + rd[0] * rd[1] * rd[2] * rd[3] * byt}};
+  meta.writes = {{Space::L2, b.address, b.address + b.size}};
+  emit(std::move(in), std::move(meta));
+}
+
+void CoreAssembler::sta(size_t k, const BufferTensor& b, int64_t store_tid) {
+  const std::string p = wptr(k);
+  auto it = sh_.store_dram.find(store_tid);
+  if (it == sh_.store_dram.end()) fail(sh_.o, p, "no DRAM store (\"-1\"/in) for transfer " + std::to_string(store_tid));
+  const auto& d = it->second.dims;
+  auto m = mapping(k, -1);
+  Instruction c(Opcode::sta_cfg);
+  c.mapping = m;
+  c.set(Param::SME, sh_.dialect == Dialect::Wl1 ? 0 : 1);
+  c.set_enum(Param::DF, fmt_of_bits(b.bitwidth));
+  std::array<int32_t, 3> chw{i32(d[1], sh_.o, p, "dim"), i32(d[2], sh_.o, p, "dim"), i32(d[3], sh_.o, p, "dim")};
+  c.set_list(Param::STile, chw);
+  c.set_list(Param::DTile, chw);
+  emit_cfg(c);
+  Instruction in(Opcode::sta_mov);
+  in.mapping = m;
+  in.set(Param::STaddr, b.address);
+  in.set(Param::DTaddr, it->second.address);
+  in.set_list(Param::Tile, {i32(d[0], sh_.o, p, "dim"), chw[0], chw[1], chw[2]});
+  Meta meta;
+  meta.kind = Kind::Store;
+  meta.reads = {{Space::L2, b.address, b.address + b.size}};
+  meta.writes = {{Space::DramActivations, it->second.address,
+                  it->second.address + d[0] * d[1] * d[2] * d[3] * it->second.bytes}};
+  emit(std::move(in), std::move(meta));
+}
+
+void CoreAssembler::dt(size_t k, const BufferTensor& src, const BufferTensor& dst,
+                       const std::vector<int32_t>& consumers) {
+  const std::string p = wptr(k);
+  auto m = mapping(k, -1);
+  for (int32_t c : consumers) {
+    m.clyr.push_back(c);
+  }
+  m.c_flyr.push_back(flyr_);
+  auto d = dims_of(dst.lower, dst.upper);
+  std::array<int32_t, 3> chw{i32(d[1], sh_.o, p, "dim"), i32(d[2], sh_.o, p, "dim"), i32(d[3], sh_.o, p, "dim")};
+  Instruction c(Opcode::dt_cfg);
+  c.mapping = m;
+  c.set_enum(Param::DF, fmt_of_bits(dst.bitwidth));
+  c.set_list(Param::STile, chw);
+  c.set_list(Param::DTile, chw);
+  emit_cfg(c);
+  Instruction in(Opcode::dt_cal);
+  in.mapping = m;
+  in.set(Param::STaddr, src.address);
+  in.set(Param::DTaddr, dst.address);
+  in.set_list(Param::Tile, {i32(d[0], sh_.o, p, "dim"), chw[0], chw[1], chw[2]});
+  Meta meta;
+  meta.kind = Kind::Transform;
+  meta.reads = {{Space::L2, src.address, src.address + src.size}};
+  meta.writes = {{Space::L2, dst.address, dst.address + dst.size}};
+  emit(std::move(in), std::move(meta));
+}
+
+// Core-to-core: the producer sends its ofmap block, tagged with the transfer id.
+void CoreAssembler::so(size_t k, const BufferTensor& src, const sir::Destination& d, int64_t tid) {
+  const std::string p = wptr(k);
+  auto m = mapping(k, -1);
+  auto dd = dims_of(src.lower, src.upper);
+  std::array<int32_t, 3> chw{i32(dd[1], sh_.o, p, "dim"), i32(dd[2], sh_.o, p, "dim"), i32(dd[3], sh_.o, p, "dim")};
+  Instruction c(Opcode::so_cfg);
+  c.mapping = m;
+  c.set_enum(Param::DF, fmt_of_bits(src.bitwidth));
+  c.set_list(Param::STile, chw);
+  emit_cfg(c);
+  Instruction in(Opcode::so_mov);
+  in.mapping = m;
+  in.set(Param::DCORE, d.core_id);
+  in.set(Param::TAG, tid);
+  in.set(Param::STaddr, src.address);
+  in.set_list(Param::Tile, {i32(dd[0], sh_.o, p, "dim"), chw[0], chw[1], chw[2]});
+  Meta meta;
+  meta.kind = Kind::Send;
+  meta.reads = {{Space::L2, src.address, src.address + src.size}};
+  emit(std::move(in), std::move(meta));
+}
+
+void CoreAssembler::si(size_t k, const BufferTensor& b, isa::Mapping m) {
+  const std::string p = wptr(k) + "/buffer";
+  const sir::Source& s = (*b.source)[0];
+  auto dd = dims_of(b.lower, b.upper);
+  std::array<int32_t, 3> chw{i32(dd[1], sh_.o, p, "dim"), i32(dd[2], sh_.o, p, "dim"), i32(dd[3], sh_.o, p, "dim")};
+  Instruction c(Opcode::si_cfg);
+  c.mapping = m;
+  c.set_enum(Param::DF, fmt_of_bits(b.bitwidth));
+  c.set_list(Param::DTile, chw);
+  emit_cfg(c);
+  Instruction in(Opcode::si_mov);
+  in.mapping = m;
+  in.set(Param::SCORE, s.core_id);
+  in.set(Param::TAG, s.transfer_id);
+  in.set(Param::DTaddr, b.address);
+  in.set_list(Param::Tile, {i32(dd[0], sh_.o, p, "dim"), chw[0], chw[1], chw[2]});
+  Meta meta;
+  meta.kind = Kind::Receive;
+  meta.writes = {{Space::L2, b.address, b.address + b.size}};
+  emit(std::move(in), std::move(meta));
+}
+
+// ------------------------------------------------------------------ workloads
+
+// Loads first needed in workload k: L2 entries marked newly_added (weights,
+// activations from DRAM or from another core) and WL0 entries loaded from
+// DRAM that the previous workload did not hold.
+std::vector<Load> CoreAssembler::new_loads(size_t k) const {
+  const Workload& w = W()[k];
+  std::vector<Load> out;
+  for (const auto& b : w.buffer) {
+    if (!b.newly_added || !*b.newly_added) continue;
+    if (b.type == sir::TensorType::Weight) {
+      out.push_back({Load::Weights, &b, nullptr, b.tensor_order, true});
+    } else if (b.source && !b.source->empty()) {
+      const sir::Source& s = (*b.source)[0];
+      if (s.type == sir::Endpoint::Dram) out.push_back({Load::Act, &b, nullptr, b.tensor_order, true});
+      else if (s.core_id != core_.id) out.push_back({Load::Receive, &b, nullptr, b.tensor_order, true});
+    }
+  }
+  std::set<std::pair<std::string, int64_t>> prev;
+  if (k > 0)
+    for (const auto& e : wl0(W()[k - 1]).entries) prev.insert({e.layer_name, e.address});
+  for (const auto& e : wl0(w).entries) {
+    if (e.source == sir::WeightSource::Ddr && !prev.count({e.layer_name, e.address}))
+      out.push_back({Load::Wl0Dram, nullptr, &e, e.tensor_order.value_or(0), e.tensor_order.has_value()});
+  }
+  return out;
+}
+
+bool CoreAssembler::is_own(size_t k, const Load& l) const {
+  const Workload& w = W()[k];
+  switch (l.type) {
+    case Load::Weights: return l.buffer->layer_name && *l.buffer->layer_name == w.layer_name;
+    case Load::Wl0Dram: return l.entry->layer_name == w.layer_name;
+    case Load::Act:
+    case Load::Receive: return l.buffer->cur_wl_ifmap.value_or(false);
+  }
+  return false;
+}
+
+void CoreAssembler::emit_load(size_t k, const Load& l) {
+  const std::string p = wptr(k);
+  switch (l.type) {
+    case Load::Wl0Dram: {
+      auto m = mapping(k, -1);
+      const fir::Layer& L = layer_of(sh_, l.entry->layer_name, p);
+      m.clyr.push_back(static_cast<int32_t>(L.layer_index));
+      auto it = first_wkl_.find(l.entry->layer_name);
+      m.c_flyr.push_back(it != first_wkl_.end() ? sh_.group_of.at(it->second->workload_id) : flyr_);
+      lw_dram(k, *l.entry, m);
+      break;
+    }
+    case Load::Weights: ldw(k, *l.buffer, mapping(k, -1)); break;
+    case Load::Act:
+    case Load::Receive: {
+      auto m = mapping(k, -1);
+      int64_t tid = (*l.buffer->source)[0].transfer_id;
+      std::vector<int64_t> cons;
+      if (l.type == Load::Act) {
+        auto ot = std::find_if(sh_.s.dram.out.begin(), sh_.s.dram.out.end(),
+                               [&](const sir::DramLoad& d) { return d.transfer_id == tid; });
+        if (ot == sh_.s.dram.out.end())
+          fail(sh_.o, p + "/buffer", "DRAM source transfer " + std::to_string(tid) + " is not in \"-1\"/out");
+        for (const auto& d : ot->destination)
+          if (d.workload_id) cons.push_back(*d.workload_id);
+      } else {
+        cons.push_back(W()[k].workload_id);
+      }
+      int g = flyr_;
+      for (int64_t c : cons) {
+        const Workload* cw = sh_.s.find_workload(c);
+        if (!cw) fail(sh_.o, p + "/buffer", "transfer " + std::to_string(tid) + " goes to unknown workload " + std::to_string(c));
+        m.clyr.push_back(static_cast<int32_t>(layer_of(sh_, cw->layer_name, p).layer_index));
+      }
+      if (!cons.empty()) g = sh_.group_of.count(*std::min_element(cons.begin(), cons.end()))
+                                 ? sh_.group_of.at(*std::min_element(cons.begin(), cons.end()))
+                                 : flyr_;
+      m.c_flyr.push_back(g);
+      if (l.type == Load::Act) lda(k, *l.buffer, m);
+      else si(k, *l.buffer, m);
+      break;
+    }
+  }
+}
+
+void CoreAssembler::workload(size_t k) {
+  const Workload& w = W()[k];
+  auto loads = new_loads(k);
+  std::vector<Load> own, pre;
+  for (const auto& l : loads) (is_own(k, l) ? own : pre).push_back(l);
+  std::stable_sort(pre.begin(), pre.end(), [](const Load& a, const Load& b) {
+    if (a.has_order != b.has_order) return a.has_order;
+    return a.order < b.order;
+  });
+  std::vector<Load> own_rest;
+  for (const auto& l : own)
+    if (l.type == Load::Weights) emit_load(k, l);
+    else own_rest.push_back(l);
+  flush_stores();
+  auto tiles = tiles_in_order(k);
+  const sir::WeightBufferEntry* core_entry = nullptr;
+  if (w.layer_type == sir::LayerType::Pe)
+    for (const auto& e : wl0(w).entries)
+      if (e.layer_name == w.layer_name && e.source == sir::WeightSource::Core) core_entry = &e;
+  if (core_entry) {
+    core_tiles(k, *core_entry, own_rest, pre);
+  } else {
+    for (const auto& l : own_rest) emit_load(k, l);
+    int64_t sw = 0;
+    for (const auto& e : wl0(w).entries)
+      if (e.layer_name == w.layer_name) {
+        sw = e.address;
+        break;
+      }
+    for (size_t i = 0; i < tiles.size(); ++i) {
+      if (w.layer_type == sir::LayerType::Pe) pe_tile(k, tiles[i].first, *tiles[i].second, sw);
+      else vp_tile(k, tiles[i].first, *tiles[i].second);
+      if (i == 0)
+        for (const auto& l : pre) emit_load(k, l);
+    }
+    if (tiles.empty())
+      for (const auto& l : pre) emit_load(k, l);
+  }
+  stores(k);
+}
+
+// Weights kept in L2 stream into two WL0 slots tile by tile: before tile i
+// the weights of tile i+1 go into the other slot, then (first tile only) tile
+// i's own. The DRAM transfers of the workload take one tile block each.
+void CoreAssembler::core_tiles(size_t k, const sir::WeightBufferEntry& entry, const std::vector<Load>& own,
+                               const std::vector<Load>& pre) {
+  const Workload& w = W()[k];
+  const std::string p = wptr(k);
+  const BufferTensor* l2 = nullptr;
+  for (const auto& b : w.buffer)
+    if (b.type == sir::TensorType::Weight && b.layer_name && *b.layer_name == w.layer_name) l2 = &b;
+  if (!l2) fail(sh_.o, p + "/buffer", "weights of \"" + w.layer_name + "\" come from L2 but no L2 buffer holds them");
+  auto tiles = tiles_in_order(k);
+  size_t n = tiles.size();
+  if (n == 0) return;
+  const sir::Tile& t0 = *tiles[0].second;
+  int64_t kt = t0.ofmap_upper[1] - t0.ofmap_lower[1] + 1;
+  int64_t per = kt * weight_per_k(w.layer_name, p) / kWl0RowBytes;
+  // A layer whose weights already had slots (another batch part) keeps them.
+  int64_t A = core_slots_.emplace(w.layer_name, entry.address).first->second;
+  int64_t B = A + per;
+  int64_t slots[2] = {A, B};
+  bool prefetch_first = block0_prefetch(k, A, B, per);
+  std::vector<bool> loaded(n, false);
+  std::vector<Load> queue = own;
+  queue.insert(queue.end(), pre.begin(), pre.end());
+  size_t qpos = 0;
+  size_t own_count = own.size();
+  size_t first_block = prefetch_first ? 0 : 1;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + 1 < n && (i > 0 || prefetch_first)) {
+      lw_tile(k, tiles[i + 1].first, *tiles[i + 1].second, slots[(i + 1) % 2], l2->address);
+      loaded[i + 1] = true;
+    }
+    if (!loaded[i]) {
+      lw_tile(k, tiles[i].first, *tiles[i].second, slots[i % 2], l2->address);
+      loaded[i] = true;
+    }
+    if (i == 0 && own_count > 0) {
+      while (qpos < own_count) emit_load(k, queue[qpos++]);
+    } else if (i >= first_block && qpos < queue.size()) {
+      emit_load(k, queue[qpos++]);
+    }
+    pe_tile(k, tiles[i].first, *tiles[i].second, slots[i % 2]);
+  }
+  while (qpos < queue.size()) emit_load(k, queue[qpos++]);
+}
+
+// Whether the second tile's weights are loaded before the first tile runs:
+// not when the latest convolution whose weights overlap the two slots
+// overlaps only the first slot.
+bool CoreAssembler::block0_prefetch(size_t k, int64_t A, int64_t B, int64_t per) const {
+  for (size_t j = k; j-- > 0;) {
+    const Workload& pw = W()[j];
+    if (pw.layer_type != sir::LayerType::Pe) continue;
+    const sir::WeightBufferEntry* e = nullptr;
+    for (const auto& x : wl0(pw).entries)
+      if (x.layer_name == pw.layer_name) {
+        e = &x;
+        break;
+      }
+    if (!e) continue;
+    int64_t r0 = e->address, r1 = e->address + e->size;
+    bool ova = r0 < A + per && A < r1;
+    bool ovb = r0 < B + per && B < r1;
+    if (ova || ovb) return !(ova && !ovb);
+  }
+  return true;
+}
+
+void CoreAssembler::stores(size_t k) {
+  const Workload& w = W()[k];
+  if (w.ofmap.empty()) return;
+  const sir::Ofmap& o = w.ofmap[0];
+  const BufferTensor& src = ofmap_buffer(k);
+  bool to_dram = false;
+  std::vector<int32_t> local;
+  for (const auto& d : o.destination) {
+    if (d.type == sir::Endpoint::Dram) {
+      to_dram = true;
+    } else if (d.core_id != core_.id) {
+      so(k, src, d, o.transfer_id);
+    } else if (d.workload_id) {
+      const Workload* cw = sh_.s.find_workload(*d.workload_id);
+      if (!cw) fail(sh_.o, wptr(k) + "/ofmap/0/destination", "unknown workload " + std::to_string(*d.workload_id));
+      local.push_back(static_cast<int32_t>(layer_of(sh_, cw->layer_name, wptr(k)).layer_index));
+    }
+  }
+  if (!to_dram) return;
+  int64_t store_tid = -1;
+  for (const auto& x : sh_.s.dram.in)
+    if (x.workload_id == w.workload_id) store_tid = x.transfer_id;
+  if (store_tid < 0) fail(sh_.o, wptr(k) + "/ofmap/0/destination", "a DRAM destination without a \"-1\"/in store");
+  // The copy kept on core, if the output lives in its own buffer.
+  const BufferTensor* copy = nullptr;
+  if (!local.empty())
+    for (const auto& b : w.buffer)
+      if (&b != &src && b.transfer_id &&
+          std::find(b.transfer_id->begin(), b.transfer_id->end(), o.transfer_id) != b.transfer_id->end())
+        copy = &b;
+  if (sh_.dialect == Dialect::Wl1) {
+    sta(k, src, store_tid);
+    if (copy) dt(k, src, *copy, local);
+  } else {
+    // Stores wait for the next workload's own weight loads.
+    if (copy) dt(k, src, *copy, local);
+    pending_stores_.push_back({k, &src, store_tid});
+  }
+}
+
+void CoreAssembler::flush_stores() {
+  int32_t keep = flyr_;
+  for (const auto& ps : pending_stores_) {
+    flyr_ = sh_.group_of.at(W()[ps.k].workload_id);
+    sta(ps.k, *ps.src, ps.tid);
+  }
+  flyr_ = keep;
+  pending_stores_.clear();
+}
+
+// A DRAM transfer followed by a DRAM -> WL0 weight load also names the
+// layer of that load.
+void CoreAssembler::link_clyr() {
+  std::vector<size_t> dram;
+  for (size_t i = 0; i < out_.size(); ++i) {
+    Kind kd = out_[i].meta.kind;
+    if (kd == Kind::LoadAct || kd == Kind::LoadWeights || kd == Kind::LoadWl0Dram || kd == Kind::Store) dram.push_back(i);
+  }
+  for (size_t a = 0; a + 1 < dram.size(); ++a) {
+    Built& x = out_[dram[a]];
+    const Built& y = out_[dram[a + 1]];
+    if (x.meta.kind == Kind::Store || y.meta.kind != Kind::LoadWl0Dram) continue;
+    int32_t lay = y.meta.dram_layer;
+    if (!x.inst.mapping.clyr.contains(lay)) {
+      x.inst.mapping.clyr.push_back(lay);
+      if (x.inst.mapping.c_flyr.empty())
+        for (int32_t g : y.inst.mapping.c_flyr) x.inst.mapping.c_flyr.push_back(g);
+    }
+  }
+  // Configuration instructions share the mapping of the move they configure.
+  for (size_t i = out_.size(); i-- > 1;) {
+    Built& c = out_[i - 1];
+    const Built& mv = out_[i];
+    auto op = c.inst.op();
+    bool pair = (op == Opcode::lw_cfg && mv.inst.op() == Opcode::lw_mov) ||
+                (op == Opcode::ldw_cfg && mv.inst.op() == Opcode::ldw_mov) ||
+                (op == Opcode::lda_cfg && mv.inst.op() == Opcode::lda_mov) ||
+                (op == Opcode::sta_cfg && mv.inst.op() == Opcode::sta_mov) ||
+                (op == Opcode::dt_cfg && mv.inst.op() == Opcode::dt_cal);
+    if (pair) c.inst.mapping = mv.inst.mapping;
+  }
+}
+
+std::vector<Built> CoreAssembler::run() {
+  if (W().empty()) return {};
+  for (const auto& w : W()) first_wkl_.emplace(w.layer_name, &w);
+  const auto& rb = W()[0].ring_buffer_info;
+  flyr_ = 0;
+  auto m0 = mapping(0, -1);
+  emit(Instruction(Opcode::ct_st), Meta{Kind::Control, {}, {}, -1}).inst.mapping = m0;
+  for (int i = 0; i < 4; ++i) {
+    Instruction in(Opcode::ct_bc);
+    in.mapping = m0;
+    in.set(Param::BCS, i);
+    std::array<int32_t, 8> cut{};
+    if (static_cast<size_t>(i) < rb.size()) {
+      cut[0] = i32(rb[i][0] / kBufCutUnit, sh_.o, wptr(0) + "/ring_buffer_info", "buffer cut");
+      cut[1] = i32(rb[i][1] / kBufCutUnit - 1, sh_.o, wptr(0) + "/ring_buffer_info", "buffer cut");
+    }
+    in.set_list(Param::BufCut, cut);
+    emit(std::move(in), Meta{Kind::Control, {}, {}, -1});
+  }
+  for (size_t k = 0; k < W().size(); ++k) {
+    flyr_ = sh_.group_of.at(W()[k].workload_id);
+    workload(k);
+  }
+  flush_stores();
+  Instruction ed(Opcode::ct_ed);
+  ed.mapping = mapping(W().size() - 1, -1);
+  emit(std::move(ed), Meta{Kind::Control, {}, {}, -1});
+  link_clyr();
+  return std::move(out_);
+}
+
+// ------------------------------------------------------------------ whole program
+
+int64_t element_bytes_of(const fir::Layer& l, bool input) {
+  const auto& d = input ? l.input_dtype : l.output_dtype;
+  return (!d.empty() && d[0] == "float16") ? 2 : 1;
+}
+
+void layout_dram(Shared& sh) {
+  const auto& out = sh.s.dram.out;
+  std::vector<const sir::DramLoad*> weights;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto& d = out[i];
+    if (d.type != sir::DramLoadType::Weight) continue;
+    if (d.destination.empty() || !d.destination[0].layer_name)
+      fail(sh.o, "/-1/out/" + std::to_string(i) + "/destination", "a weight transfer without a destination layer");
+    layer_of(sh, *d.destination[0].layer_name, "/-1/out/" + std::to_string(i) + "/destination/0/layer_name");
+    weights.push_back(&d);
+  }
+  // Weights are packed in Frontend IR layer order.
+  std::stable_sort(weights.begin(), weights.end(), [&](const sir::DramLoad* a, const sir::DramLoad* b) {
+    return sh.g.find(*a->destination[0].layer_name)->layer_index < sh.g.find(*b->destination[0].layer_name)->layer_index;
+  });
+  int64_t cur = 0;
+  for (const auto* d : weights) {
+    sh.weight_dram.emplace(*d->destination[0].layer_name, std::make_pair(cur, d->size));
+    cur += d->size;
+  }
+  // Activations: unpadded NHWC, the network inputs first, then every stored tensor.
+  cur = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto& d = out[i];
+    if (d.type != sir::DramLoadType::Fmap || !d.related_ifmap.empty()) continue;
+    auto dims = dims_of(d.lower, d.upper);
+    int64_t byt = 1;
+    if (!d.destination.empty() && d.destination[0].layer_name)
+      byt = element_bytes_of(layer_of(sh, *d.destination[0].layer_name, "/-1/out/" + std::to_string(i)), true);
+    sh.act_dram[d.transfer_id] = {cur, dims, byt};
+    cur += dims[0] * dims[1] * dims[2] * dims[3] * byt;
+  }
+  for (size_t i = 0; i < sh.s.dram.in.size(); ++i) {
+    const auto& x = sh.s.dram.in[i];
+    auto dims = dims_of(x.lower, x.upper);
+    const Workload* w = sh.s.find_workload(x.workload_id);
+    if (!w) fail(sh.o, "/-1/in/" + std::to_string(i) + "/workload_id", "no such workload");
+    int64_t byt = element_bytes_of(layer_of(sh, w->layer_name, "/-1/in/" + std::to_string(i)), false);
+    Shared::DramAct a{cur, dims, byt};
+    sh.store_dram[x.transfer_id] = a;
+    if (x.related_ofmap)
+      for (int64_t r : *x.related_ofmap) sh.act_dram[r] = a;
+    cur += dims[0] * dims[1] * dims[2] * dims[3] * byt;
+  }
+}
+
+// Fusion groups: a workload storing a tensor that is read back registers the
+// first reader; the group number grows at the first workload reaching a
+// registered reader.
+void compute_groups(Shared& sh, const sir::Core& core) {
+  std::map<int64_t, std::vector<int64_t>> spill_reader;
+  for (const auto& x : sh.s.dram.in) {
+    if (!x.related_ofmap) continue;
+    int64_t first = std::numeric_limits<int64_t>::max();
+    for (int64_t t : *x.related_ofmap)
+      for (const auto& o : sh.s.dram.out)
+        if (o.transfer_id == t)
+          for (const auto& d : o.destination)
+            if (d.workload_id) first = std::min(first, *d.workload_id);
+    if (first != std::numeric_limits<int64_t>::max()) spill_reader[x.workload_id].push_back(first);
+  }
+  int g = 0;
+  std::vector<int64_t> pending;
+  for (const auto& w : core.workloads) {
+    if (!pending.empty() && w.workload_id >= *std::min_element(pending.begin(), pending.end())) {
+      ++g;
+      pending.clear();
+    }
+    sh.group_of[w.workload_id] = g;
+    auto it = spill_reader.find(w.workload_id);
+    if (it != spill_reader.end()) pending.insert(pending.end(), it->second.begin(), it->second.end());
+  }
+}
+
+TokenRules rules_for(Dialect d) {
+  TokenRules r;
+  if (d == Dialect::Wl1) {
+    r.same_queue_tokens = true;
+    r.control_to_all = true;
+    r.descending_order = true;
+    r.lw_pe_pairwise_only = true;
+  }
+  return r;
+}
+
+}  // namespace
+
+Dialect detect_dialect(const sir::Schedule& s) {
+  for (const auto& c : s.cores)
+    for (const auto& w : c.workloads)
+      if (w.wl1_buffer.present()) return Dialect::Wl1;
+  return Dialect::Wl0;
+}
+
+isa::Program assemble(const sir::Schedule& schedule, const fir::Graph& graph, const arch::Architecture& arch,
+                      const Options& options) {
+  Shared sh{schedule, graph, arch, options, options.dialect, {}, {}, {}, {}};
+  if (sh.dialect == Dialect::Auto) sh.dialect = detect_dialect(schedule);
+  for (size_t c = 0; c < schedule.cores.size(); ++c) {
+    const auto& core = schedule.cores[c];
+    if (!arch.valid_core(core.id))
+      fail(options, "/" + std::to_string(core.id), "core " + std::to_string(core.id) + " is not a core of " + arch.name);
+    for (size_t k = 0; k < core.workloads.size(); ++k) {
+      const Workload& w = core.workloads[k];
+      layer_of(sh, w.layer_name, ptr_workload(core.id, k) + "/layer_name");
+      for (size_t i = 0; i < w.buffer.size(); ++i) {
+        const BufferTensor& b = w.buffer[i];
+        if (b.address < 0 || b.size < 0 || b.address > arch.core.l2_bytes - b.size)
+          fail(options, ptr_workload(core.id, k) + "/buffer/" + std::to_string(i) + "/address",
+               "tensor [" + std::to_string(b.address) + ", " + std::to_string(b.address + b.size) + ") is outside L2 (" +
+                   std::to_string(arch.core.l2_bytes) + " bytes of " + arch.name + ")");
+      }
+    }
+  }
+  layout_dram(sh);
+  for (const auto& core : schedule.cores) compute_groups(sh, core);
+  isa::Program prog;
+  TokenRules rules = rules_for(sh.dialect);
+  for (const auto& core : schedule.cores) {
+    CoreAssembler ca(sh, core);
+    auto built = ca.run();
+    assign_tokens(built, rules);
+    for (auto& b : built) {
+      if (schedule.cores.size() > 1) b.inst.mapping.core_written = true;
+      prog.instructions.push_back(std::move(b.inst));
+    }
+  }
+  return prog;
+}
+
+}  // namespace cct::assembler

@@ -1,0 +1,184 @@
+// asm against the reference programs of the original tool chain.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "arch/arch.hpp"
+#include "asm/asm.hpp"
+#include "fir/fir.hpp"
+#include "isa/program_io.hpp"
+#include "sir/sir.hpp"
+#include "testing.hpp"
+
+namespace {
+
+using namespace cct;
+
+struct RefPair {
+  const char* net;
+  const char* batch;
+  double min_match;  // measured in-order match (isa_compare.py figure, which this LCS never undercuts)
+};
+
+// Measured with ../shared/tools/isa_compare.py asm on the output of this assembler.
+const RefPair kPairs[] = {
+    {"int8_resnet34", "b1", 0.922},
+    {"int8_resnet34", "b4", 0.943},
+    {"int8_resnet50", "b1", 0.956},
+    {"int8_resnet50", "b4", 0.947},
+};
+
+std::string sir_path(const RefPair& p) {
+  return testing::reference_dir() + "/gemini-ir/scheduler/" + p.net + ".sim_quantized_" + p.batch +
+         "_c1_bw16_stschedule.json";
+}
+std::string fir_path(const RefPair& p) {
+  return testing::reference_dir() + "/gemini-ir/frontend/" + p.net + ".sim_quantized_" + p.batch + ".json";
+}
+std::string asm_path(const RefPair& p) {
+  return testing::reference_dir() + "/gemini-ir/asm/" + p.net + ".sim_quanti_" + p.batch + "_c1_bw16_asm.txt";
+}
+
+isa::Program assemble_pair(const RefPair& p) {
+  auto sched = sir::read_sir(sir_path(p));
+  auto graph = fir::read_fir(fir_path(p));
+  auto arch = arch::load_architecture("zebu-1core");
+  assembler::Options o;
+  o.sir_file = sir_path(p);
+  return assembler::assemble(sched, graph, arch, o);
+}
+
+// Equality as isa_compare.py sees it: everything but syntax; 0 and 0.0 are equal.
+bool same(const isa::Instruction& a, const isa::Instruction& b) {
+  if (a.op() != b.op() || !(a.mapping == b.mapping) || !(a.prev == b.prev) || !(a.next == b.next)) return false;
+  const auto& ps = a.info().params;
+  for (size_t i = 0; i < ps.size(); ++i) {
+    const auto& s = ps[i];
+    int ii = static_cast<int>(i);
+    switch (s.kind) {
+      case isa::ParamKind::Number: {
+        double x = a.raw_is_float(ii) ? a.raw_double(ii) : double(a.raw_int(ii));
+        double y = b.raw_is_float(ii) ? b.raw_double(ii) : double(b.raw_int(ii));
+        if (x != y) return false;
+        break;
+      }
+      case isa::ParamKind::IntList:
+      case isa::ParamKind::EnumList:
+        for (int e = 0; e < s.length; ++e)
+          if (a.raw_cell(ii, e) != b.raw_cell(ii, e)) return false;
+        break;
+      case isa::ParamKind::QueueList: break;  // Prev/Next compared above
+      default:
+        if (a.get(s.id) != b.get(s.id)) return false;
+    }
+  }
+  return true;
+}
+
+// Longest common subsequence of the two instruction streams, over the reference length.
+double in_order_match(const isa::Program& ours, const isa::Program& ref) {
+  const auto& A = ours.instructions;
+  const auto& B = ref.instructions;
+  std::vector<int> prev(B.size() + 1, 0), cur(B.size() + 1, 0);
+  for (size_t i = 1; i <= A.size(); ++i) {
+    for (size_t j = 1; j <= B.size(); ++j)
+      cur[j] = same(A[i - 1], B[j - 1]) ? prev[j - 1] + 1 : std::max(prev[j], cur[j - 1]);
+    std::swap(prev, cur);
+  }
+  return B.empty() ? 1.0 : double(prev[B.size()]) / double(B.size());
+}
+
+}  // namespace
+
+TEST_CASE("asm reproduces the reference programs in order") {
+  for (const auto& p : kPairs) {
+    std::string net = p.net, batch = p.batch;
+    CAPTURE(net);
+    CAPTURE(batch);
+    isa::Program ours = assemble_pair(p);
+    isa::Program ref = isa::read_program(asm_path(p));
+    double m = in_order_match(ours, ref);
+    MESSAGE(net << " " << batch << ": " << m * 100 << "% of the reference reproduced in order");
+    CHECK(ours.size() == ref.size());
+    CHECK(m >= p.min_match);
+  }
+}
+
+TEST_CASE("asm output is deterministic and valid") {
+  const auto& p = kPairs[3];
+  std::string a = isa::format_program(assemble_pair(p));
+  std::string b = isa::format_program(assemble_pair(p));
+  CHECK(a == b);
+  // Valid against the ISA schema: reading it back runs the per-line checks.
+  isa::Program back = isa::parse_program(a, "ours.jsonl", true);
+  CHECK(isa::format_program(back) == a);
+}
+
+TEST_CASE("asm --check accepts every reference program and every program we write") {
+  auto arch = arch::load_architecture("zebu-1core");
+  for (const auto& p : kPairs) {
+    std::string net = p.net, batch = p.batch;
+    CAPTURE(net);
+    CAPTURE(batch);
+    auto ref_report = assembler::check(isa::read_program(asm_path(p)), arch);
+    CHECK_MESSAGE(ref_report.ok(), ref_report.text("ref"));
+    auto our_report = assembler::check(assemble_pair(p), arch);
+    CHECK_MESSAGE(our_report.ok(), our_report.text("ours"));
+  }
+}
+
+TEST_CASE("asm --check catches a moved token") {
+  auto arch = arch::load_architecture("zebu-1core");
+  isa::Program prog = isa::read_program(asm_path(kPairs[0]));
+  // Move the LW->PE token of the first weight load to a later weight load.
+  size_t first = 0, later = 0;
+  for (size_t i = 0; i < prog.size(); ++i) {
+    const auto& in = prog.instructions[i];
+    if (in.op() == isa::Opcode::lw_mov && in.next.contains(isa::Queue::PE)) {
+      if (!first) first = i;
+      else if (!later) later = i;
+    }
+  }
+  REQUIRE(first > 0);
+  REQUIRE(later > first);
+  isa::QueueList none;
+  prog.instructions[first].next = none;
+  prog.instructions[later].next.push_back(isa::Queue::PE);
+  auto rep = assembler::check(prog, arch);
+  CHECK_FALSE(rep.ok());
+  std::string text = rep.text("moved");
+  CHECK(text.find("pops the LW->PE token pushed at line " + std::to_string(later + 1)) != std::string::npos);
+}
+
+TEST_CASE("asm --check reports addresses outside the architecture") {
+  auto arch = arch::load_architecture("zebu-1core");
+  isa::Program prog = isa::read_program(asm_path(kPairs[0]));
+  for (auto& in : prog.instructions)
+    if (in.op() == isa::Opcode::lda_mov) {
+      in.set(isa::Param::DTaddr, arch.core.l2_bytes - 16);
+      break;
+    }
+  auto rep = assembler::check(prog, arch);
+  CHECK_FALSE(rep.ok());
+  CHECK(rep.text("x").find("outside L2") != std::string::npos);
+}
+
+TEST_CASE("the asm tool: JSON Lines by default, --legacy, --check") {
+  const auto& p = kPairs[0];
+  std::string dir = testing::temp_dir("asm_tool");
+  auto r = testing::run_tool("asm", sir_path(p) + " --fir " + fir_path(p) + " --arch zebu-1core -o " + dir + "/p.jsonl");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  auto r2 = testing::run_tool("asm", sir_path(p) + " --fir " + fir_path(p) + " --arch zebu-1core --legacy -o " + dir +
+                                         "/p.txt");
+  REQUIRE_MESSAGE(r2.exit_code == 0, r2.err);
+  CHECK(isa::read_program(dir + "/p.jsonl") == isa::read_program(dir + "/p.txt"));
+  CHECK(testing::read_file(dir + "/p.txt").rfind("[ct_st, ", 0) == 0);
+  auto c = testing::run_tool("asm", "--check " + dir + "/p.jsonl --arch zebu-1core");
+  CHECK_MESSAGE(c.exit_code == 0, c.err);
+  auto h = testing::run_tool("asm", "--help");
+  CHECK(h.exit_code == 0);
+  auto u = testing::run_tool("asm", sir_path(p) + " --arch zebu-1core");
+  CHECK(u.exit_code == 2);  // --fir missing
+}

@@ -1,0 +1,72 @@
+// asm: Scheduler IR + Frontend IR -> ISA program; asm --check verifies a program.
+#include <iostream>
+
+#include "arch/arch.hpp"
+#include "asm/asm.hpp"
+#include "fir/fir.hpp"
+#include "isa/program_io.hpp"
+#include "sir/sir.hpp"
+#include "support/cli.hpp"
+#include "support/error.hpp"
+#include "support/io.hpp"
+
+int main(int argc, char** argv) {
+  using namespace cct;
+  cli::ToolInfo info{
+      "asm", "assemble a Scheduler IR into the accelerator's instruction stream",
+      "SCHEDULER_IR --fir FRONTEND_IR --arch NAME|FILE  |  --check PROGRAM --arch NAME|FILE",
+      "SCHEDULER_IR and FRONTEND_IR are JSON files ('-' = stdin, .zst accepted) of the same\n"
+      "network and batch. The program is written as JSON Lines (--legacy: the original\n"
+      "tool chain's syntax); a Scheduler IR with several cores gives one stream per core\n"
+      "(mapping key \"core\") with so_mov/si_mov for core-to-core transfers.\n"
+      "--check PROGRAM verifies a program without running it: token balance and\n"
+      "deadlocks per core, addresses and sizes inside L2/WL0/DRAM, tiles within their\n"
+      "configuration; problems are listed as file:line and the exit code is 1.\n"
+      "Rules and evidence: formats/ISA_Format.md, docs in lib/asm."};
+  return cli::run_tool(
+      argc, argv, info, {"input"},
+      [](cxxopts::Options& o) {
+        o.add_options()("input", "the Scheduler IR (or, with --check, the program)", cxxopts::value<std::string>());
+        o.add_options()("fir", "the Frontend IR of the same network", cxxopts::value<std::string>(), "FILE");
+        cli::add_arch_option(o);
+        cli::add_output_option(o, "program");
+        cli::add_validate_option(o);
+        o.add_options()("legacy", "write the program in the legacy syntax");
+        o.add_options()("check", "verify the program given as input instead of assembling");
+        o.add_options()("dialect", "force the tool-chain generation: wl0 or wl1 (default: from the Scheduler IR)",
+                        cxxopts::value<std::string>(), "NAME");
+      },
+      [](const cxxopts::ParseResult& r) {
+        std::string input = cli::required(r, "input", "the input file");
+        std::string arch_name = cli::required(r, "arch", "--arch NAME|FILE");
+        bool validate = cli::validate_enabled(r);
+        arch::Architecture arch = arch::load_architecture(arch_name, validate);
+        if (r.count("check")) {
+          if (r.count("fir")) throw_usage_error("--check takes a program, not --fir");
+          isa::Program prog = isa::read_program(input, validate);
+          isa::CheckReport rep = assembler::check(prog, arch);
+          std::cerr << rep.text(display_name(input));
+          return rep.ok() ? kExitOk : kExitCheckFailed;
+        }
+        std::string fir_path = cli::required(r, "fir", "--fir FRONTEND_IR");
+        sir::ReadOptions so;
+        so.validate_schema = validate;
+        fir::ReadOptions fo;
+        fo.validate_schema = validate;
+        sir::Schedule sched = sir::read_sir(input, so);
+        fir::Graph graph = fir::read_fir(fir_path, fo);
+        assembler::Options opt;
+        opt.sir_file = display_name(input);
+        opt.fir_file = display_name(fir_path);
+        if (r.count("dialect")) {
+          std::string d = r["dialect"].as<std::string>();
+          if (d == "wl0") opt.dialect = assembler::Dialect::Wl0;
+          else if (d == "wl1") opt.dialect = assembler::Dialect::Wl1;
+          else throw_usage_error("--dialect is wl0 or wl1, not '" + d + "'");
+        }
+        isa::Program prog = assembler::assemble(sched, graph, arch, opt);
+        isa::write_program(cli::output_path(r), prog, r.count("legacy") ? isa::Syntax::Legacy : isa::Syntax::JsonLines,
+                           validate);
+        return kExitOk;
+      });
+}
