@@ -1147,7 +1147,8 @@ TokenRules rules_for(Dialect d) {
     r.same_queue_tokens = true;
     r.control_to_all = true;
     r.descending_order = true;
-    r.lw_pe_pairwise_only = true;
+    r.pairwise_only = true;
+    r.tile_weight_reads_untracked = true;
   }
   return r;
 }

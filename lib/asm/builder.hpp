@@ -56,7 +56,10 @@ struct TokenRules {
   bool same_queue_tokens = false;  // PE->PE and VP->VP tokens exist (Wl1)
   bool control_to_all = false;     // ct_st/ct_bc release the first LW, LD, VP and PE (Wl1); else only LD
   bool descending_order = false;   // Prev_Insts order: producer workload descending (Wl1) / ascending (Wl0)
-  bool lw_pe_pairwise_only = false;  // LW and PE consumers drop only dependencies already paired (Wl1)
+  bool pairwise_only = false;      // a dependency is dropped only when the same producer queue already
+                                   // released a later-or-equal instruction to this queue (Wl1); else
+                                   // also when it is known complete transitively
+  bool tile_weight_reads_untracked = false;  // lw_mov L2->WL0 reads do not order later L2 writes (Wl1)
 };
 
 // Fills Prev_Insts / Next_Insts of the instructions of one core.

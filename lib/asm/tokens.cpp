@@ -8,8 +8,11 @@
 // order among themselves (one DRAM channel), and the control queue releases
 // the first loads and receives the last store. A dependency becomes a token
 // unless it is already implied: per producer queue only the latest producer
-// counts, and a producer the consumer already knows to be complete (through
-// the tokens of its queue predecessors and of its own producers) is dropped.
+// counts, and a producer already released to the consumer's queue is dropped.
+// The Wl0 dialect also drops a producer the consumer knows to be complete
+// through the tokens of its queue predecessors and of its own producers; the
+// Wl1 dialect does not, and there tile weight loads (L2 -> WL0) are not
+// registered as readers of L2.
 #include <algorithm>
 #include <array>
 
@@ -97,7 +100,8 @@ struct Dep {
 };
 
 // Memory dependencies of every instruction with tokens, in program order.
-std::vector<std::vector<Dep>> memory_deps(const std::vector<Built>& prog, const std::vector<size_t>& order) {
+std::vector<std::vector<Dep>> memory_deps(const std::vector<Built>& prog, const std::vector<size_t>& order,
+                                          const TokenRules& rules) {
   std::array<SpaceState, kSpaces> spaces;
   std::vector<std::vector<Dep>> out(prog.size());
   std::vector<Range> reads, writes;
@@ -136,6 +140,7 @@ std::vector<std::vector<Dep>> memory_deps(const std::vector<Built>& prog, const 
       });
     };
     for (const Range& r : m.reads) {
+      if (rules.tile_weight_reads_untracked && m.kind == Kind::LoadWl0Tile && r.space == Space::L2) continue;
       mark(static_cast<int>(r.space), r, false);
       if (inclusive && r.space == Space::L2) mark(kL2Inclusive, {r.space, r.lo, r.hi + 1}, false);
     }
@@ -218,7 +223,7 @@ std::vector<Token> assign_tokens(std::vector<Built>& prog, const TokenRules& rul
       prog[j].inst.next.clear();
     }
   }
-  auto mem = memory_deps(prog, order);
+  auto mem = memory_deps(prog, order, rules);
   auto extra = rule_deps(prog, order, rules);
 
   using Clock = std::array<int64_t, kQ>;  // per queue: latest instruction known complete
@@ -281,11 +286,9 @@ std::vector<Token> assign_tokens(std::vector<Built>& prog, const TokenRules& rul
       if (paired[q][qi(qj)] >= forced[q]) continue;
       take(q, forced[q], forced_why[q]);
     }
-    const bool pairwise_only =
-        rules.lw_pe_pairwise_only && (qj == Queue::LW || qj == Queue::PE);
     for (int q : by_latest(other)) {
       int64_t i = other[q];
-      if ((q == qi(qj) && self_queue(qj)) || pairwise_only) {
+      if ((q == qi(qj) && self_queue(qj)) || rules.pairwise_only) {
         if (paired[q][qi(qj)] >= i) continue;
       } else if (vc[q] >= i || paired[q][qi(qj)] >= i) {
         continue;
