@@ -123,6 +123,26 @@ struct Event {
   bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
+// What the event loop needs of an instruction, packed (an isa::Instruction
+// is several cache lines; this is one).
+struct Node {
+  int32_t core = 0;
+  uint8_t queue = 0;
+  uint8_t nprev = 0, nnext = 0;
+  uint8_t prev[isa::kMaxQueueList]{};
+  uint8_t next[isa::kMaxQueueList]{};
+};
+
+// The priced work of an instruction, compact; energy components go straight
+// into the run's totals.
+struct Job {
+  WorkKind kind = WorkKind::Fixed;
+  int64_t cycles = 0;
+  int64_t bytes = 0;
+  int64_t ops = 0;
+  double energy = 0;  // pJ, before link energy
+};
+
 struct QueueState {
   std::vector<uint32_t> order;  // instruction indices, program order
   size_t head = 0;
@@ -160,12 +180,11 @@ class Engine {
   void prepare() {
     if (n_ == 0) throw_input_error(opt_.file + ": empty program");
     core_.resize(n_);
+    node_.resize(n_);
     work_.resize(n_);
     result_.timing.resize(n_);
-    started_.assign(n_, false);
     partner_.assign(n_, SIZE_MAX);
     ready_.assign(n_, false);
-    flow_of_.assign(n_, UINT32_MAX);
     route_.assign(n_, nullptr);
     ncores_ = 0;
     for (size_t i = 0; i < n_; ++i) {
@@ -177,6 +196,11 @@ class Engine {
                           (a_.core_count() == 1 ? " core" : " cores"));
       core_[i] = int(c);
       ncores_ = std::max(ncores_, int(c) + 1);
+      Node& nd = node_[i];
+      nd.core = int32_t(c);
+      nd.queue = uint8_t(inst.queue());
+      for (Queue q : inst.prev) nd.prev[nd.nprev++] = uint8_t(q);
+      for (Queue q : inst.next) nd.next[nd.nnext++] = uint8_t(q);
     }
     queues_.assign(size_t(ncores_) * kQ, QueueState{});
     produced_.assign(size_t(ncores_) * kQ * kQ, 0);
@@ -193,9 +217,10 @@ class Engine {
     for (size_t i = 0; i < n_; ++i) {
       const auto& inst = prog_.instructions[i];
       int64_t parts = 1;
-      auto it = vp_parts.find({core_[i], inst.mapping.wkl});
-      if (it != vp_parts.end()) parts = it->second;
-      work_[i] = models[size_t(core_[i])].price(inst, parts, line_of(opt_, i));
+      if (inst.op() == Opcode::vp_self || inst.op() == Opcode::vp_pool) parts = vp_parts[{core_[i], inst.mapping.wkl}];
+      timing::Work w = models[size_t(core_[i])].price(inst, parts, opt_.file, long(i) + 1);
+      work_[i] = Job{w.kind, w.cycles, w.bytes, w.ops, w.energy.total()};
+      result_.stats.energy += w.energy;
       check_addresses(i);
     }
     pair_transfers();
@@ -302,14 +327,14 @@ class Engine {
     QueueState& s = qs(core, q);
     if (s.busy || s.head >= s.order.size()) return;
     size_t i = s.order[s.head];
-    const auto& inst = prog_.instructions[i];
+    const Node& nd = node_[i];
     // One token per Prev_Insts entry (an entry may repeat).
-    for (Queue src : inst.prev) {
+    for (int k = 0; k < nd.nprev; ++k) {
       int need = 0;
-      for (Queue x : inst.prev) need += x == src;
-      if (produced(core, int(src), q) - consumed(core, int(src), q) < need) return;
+      for (int m = 0; m < nd.nprev; ++m) need += nd.prev[m] == nd.prev[k];
+      if (produced(core, nd.prev[k], q) - consumed(core, nd.prev[k], q) < need) return;
     }
-    for (Queue src : inst.prev) ++consumed(core, int(src), q);
+    for (int k = 0; k < nd.nprev; ++k) ++consumed(core, nd.prev[k], q);
     s.busy = true;
     auto& t = result_.timing[i];
     t.inst_idx = int64_t(i) + 1;
@@ -336,10 +361,7 @@ class Engine {
     }
   }
 
-  void mark_started(size_t i, int64_t now) {
-    started_[i] = true;
-    result_.timing[i].start = now;
-  }
+  void mark_started(size_t i, int64_t now) { result_.timing[i].start = now; }
 
   uint32_t new_flow(size_t first, size_t second, double bytes, const std::vector<int>* res, int64_t tail) {
     Flow f;
@@ -350,8 +372,6 @@ class Engine {
     f.tail = tail;
     flows_.push_back(f);
     uint32_t id = uint32_t(flows_.size() - 1);
-    flow_of_[first] = id;
-    if (second != SIZE_MAX) flow_of_[second] = id;
     return id;
   }
 
@@ -439,18 +459,18 @@ class Engine {
   }
 
   void finish(size_t i) {
-    const auto& inst = prog_.instructions[i];
-    int core = core_[i], q = int(inst.queue());
+    const Node& nd = node_[i];
+    int core = nd.core, q = nd.queue;
     result_.timing[i].end = now_;
     ++ended_;
-    for (Queue dst : inst.next) ++produced(core, q, int(dst));
+    for (int k = 0; k < nd.nnext; ++k) ++produced(core, q, nd.next[k]);
     QueueState& s = qs(core, q);
     s.busy = false;
     s.free_at = now_;
     ++s.head;
     try_start(core, q, now_);
-    for (Queue dst : inst.next)
-      if (int(dst) != q) try_start(core, int(dst), now_);
+    for (int k = 0; k < nd.nnext; ++k)
+      if (nd.next[k] != q) try_start(core, nd.next[k], now_);
   }
 
   [[noreturn]] void report_deadlock() {
@@ -493,8 +513,8 @@ class Engine {
       auto& t = result_.timing[i];
       t.inst_idx = int64_t(i) + 1;
       core_used[size_t(core_[i])] = true;
-      const auto& w = work_[i];
-      timing::Energy e = w.energy;
+      const Job& w = work_[i];
+      double energy = w.energy;
       int64_t dur = t.end - t.start;
       st.total_cycles = std::max(st.total_cycles, t.end);
       auto& qstat = st.queues[size_t(inst.queue())];
@@ -508,15 +528,17 @@ class Engine {
       if (route_[i] != nullptr && w.kind != WorkKind::Receive) {
         // Links are charged once per transfer, on the side that moves the data.
         double bits = double(w.bytes) * 8.0;
-        e.noc += bits * double(route_[i]->hops) * a_.energy.noc_pj_per_bit_hop;
-        e.d2d += bits * double(route_[i]->crossings) * a_.energy.d2d_pj_per_bit;
+        timing::Energy links;
+        links.noc = bits * double(route_[i]->hops) * a_.energy.noc_pj_per_bit_hop;
+        links.d2d = bits * double(route_[i]->crossings) * a_.energy.d2d_pj_per_bit;
         st.noc_byte_hops += w.bytes * route_[i]->hops;
         st.d2d_bytes += w.bytes * route_[i]->crossings;
+        st.energy += links;
+        energy += links.total();
       }
-      st.energy += e;
       if (opt_.extras) {
         t.set_issue(std::min(t.issue, t.start));
-        t.set_energy(e.total());
+        t.set_energy(energy);
         t.set_bytes(w.bytes);
         t.set_ops(w.ops);
       } else {
@@ -530,7 +552,7 @@ class Engine {
       l.last_end = std::max(l.last_end, t.end);
       ++l.instructions;
       if (inst.op() == Opcode::pe_conv) l.macs += w.ops;
-      l.energy_pj += e.total();
+      l.energy_pj += energy;
     }
     for (bool u : core_used) st.cores_used += u;
     st.energy += timing::static_energy(a_, st.cores_used, st.total_cycles);
@@ -545,10 +567,10 @@ class Engine {
   size_t n_;
   int ncores_ = 0;
   std::vector<int> core_;
-  std::vector<timing::Work> work_;
-  std::vector<bool> started_, ready_;
+  std::vector<Node> node_;
+  std::vector<Job> work_;
+  std::vector<bool> ready_;
   std::vector<size_t> partner_;
-  std::vector<uint32_t> flow_of_;
   std::vector<const Route*> route_;
   std::vector<QueueState> queues_;
   std::vector<int64_t> produced_, consumed_;

@@ -24,14 +24,15 @@ Work fixed(double cycles) {
 
 }  // namespace
 
-const isa::Instruction& CoreModel::config(Opcode cfg, const isa::Instruction& user, const std::string& where) const {
+const isa::Instruction& CoreModel::config(Opcode cfg, const isa::Instruction& user, const std::string& file,
+                                          long line) const {
   if (!have_cfg_[size_t(cfg)])
-    throw_input_error(where + ": " + std::string(user.mnemonic()) + " before any " + std::string(isa::mnemonic(cfg)) +
+    throw_input_error(at_line(file, line, "") + std::string(user.mnemonic()) + " before any " + std::string(isa::mnemonic(cfg)) +
                       " of its core configured it");
   return cfg_[size_t(cfg)];
 }
 
-Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std::string& where) {
+Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std::string& file, long line) {
   const arch::Architecture& a = *arch_;
   const auto& tm = a.timing;
   if (inst.is_config()) {
@@ -53,7 +54,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
     case Opcode::lda_mov:
     case Opcode::sta_mov: {
       bool store = inst.op() == Opcode::sta_mov;
-      const auto& cfg = config(store ? Opcode::sta_cfg : Opcode::lda_cfg, inst, where);
+      const auto& cfg = config(store ? Opcode::sta_cfg : Opcode::lda_cfg, inst, file, line);
       auto tile = inst.list(Param::Tile);
       Work w;
       w.kind = store ? WorkKind::DramStore : WorkKind::DramLoad;
@@ -64,7 +65,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
     case Opcode::ldw_mov:
     case Opcode::lw_mov: {
       bool lw = inst.op() == Opcode::lw_mov;
-      const auto& cfg = config(lw ? Opcode::lw_cfg : Opcode::ldw_cfg, inst, where);
+      const auto& cfg = config(lw ? Opcode::lw_cfg : Opcode::ldw_cfg, inst, file, line);
       auto ws = inst.list(Param::Wsize);
       int64_t bytes = weight_bytes(a, at(ws, 0), at(ws, 1), at(ws, 2), at(ws, 3), format_bytes(cfg.get(Param::DF)));
       if (lw) {
@@ -81,9 +82,9 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       return w;
     }
     case Opcode::pe_conv: {
-      const auto& fm = config(Opcode::pe_cfg_fm, inst, where);
-      const auto& pm = config(Opcode::pe_cfg_pm, inst, where);
-      const auto& tp = config(Opcode::pe_cfg_tp, inst, where);
+      const auto& fm = config(Opcode::pe_cfg_fm, inst, file, line);
+      const auto& pm = config(Opcode::pe_cfg_pm, inst, file, line);
+      const auto& tp = config(Opcode::pe_cfg_tp, inst, file, line);
       auto tile = tp.list(Param::Tile);
       auto kernel = tp.list(Param::KERNEL);
       auto stride = pm.list(Param::STRIDE);
@@ -99,7 +100,10 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       t.out_bytes = format_bytes(fm.get(Param::DF));
       auto it = wl0_in_l2_.find(inst.get(Param::SWaddr));
       t.weights_in_l2 = it != wl0_in_l2_.end() && it->second;
-      ConvCost c = conv_cost(a, t, where.c_str());
+      if (t.n <= 0 || t.k <= 0 || t.c <= 0 || t.h <= 0 || t.w <= 0 || t.r <= 0 || t.s <= 0 || t.stride_h <= 0 ||
+          t.stride_w <= 0 || t.mtc0 < 0 || t.mini_h <= 0 || t.mini_w <= 0)
+        throw_input_error(at_line(file, line, "pe_conv: its configuration has a non-positive tile, kernel, stride or mini tile"));
+      ConvCost c = conv_cost(a, t, "pe_conv");
       Work w = fixed(0);
       w.cycles = c.cycles;
       w.ops = c.macs;
@@ -109,8 +113,8 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
     }
     case Opcode::vp_self:
     case Opcode::vp_pool: {
-      const auto& fm = config(Opcode::vp_cfg_fm, inst, where);
-      const auto& tp = config(Opcode::vp_cfg_tp, inst, where);
+      const auto& fm = config(Opcode::vp_cfg_fm, inst, file, line);
+      const auto& tp = config(Opcode::vp_cfg_tp, inst, file, line);
       bool pool = inst.op() == Opcode::vp_pool;
       auto in = pool ? fm.list(Param::STile) : tp.list(Param::Tile);
       auto out = tp.list(Param::Tile);
@@ -122,7 +126,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       op.out_bytes = format_bytes(fm.get(Param::ODF));
       op.two_inputs = !pool && tp.get(Param::T1F) != 0;
       op.window = pool ? at(kernel, 0) * at(kernel, 1) : 1;
-      if (op.c <= 0 || op.h <= 0 || op.w <= 0) throw_input_error(where + ": " + std::string(inst.mnemonic()) + ": empty tile");
+      if (op.c <= 0 || op.h <= 0 || op.w <= 0) throw_input_error(at_line(file, line, std::string(inst.mnemonic()) + ": empty tile"));
       VpCost c = vp_cost(a, op);
       Work w = fixed(0);
       w.cycles = vp_instruction_cycles(a, c.layer_cycles, vp_parts);
@@ -139,7 +143,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
     case Opcode::so_mov:
     case Opcode::si_mov: {
       bool send = inst.op() == Opcode::so_mov;
-      const auto& cfg = config(send ? Opcode::so_cfg : Opcode::si_cfg, inst, where);
+      const auto& cfg = config(send ? Opcode::so_cfg : Opcode::si_cfg, inst, file, line);
       auto tile = inst.list(Param::Tile);
       Work w;
       w.kind = send ? WorkKind::Send : WorkKind::Receive;
@@ -150,7 +154,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
     default:
       break;
   }
-  throw_input_error(where + ": " + std::string(inst.mnemonic()) + ": no timing model for this instruction");
+  throw_input_error(at_line(file, line, std::string(inst.mnemonic()) + ": no timing model for this instruction"));
 }
 
 }  // namespace cct::timing

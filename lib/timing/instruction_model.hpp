@@ -44,12 +44,12 @@ class CoreModel {
 
   // Prices `inst`, updating the configuration state when it is a *_cfg*.
   // `vp_parts`: how many VP operation instructions its layer has (the
-  // reference splits a layer's VP time evenly over them). `where` ("file:line")
-  // prefixes errors, e.g. an operation whose configuration never came.
-  Work price(const isa::Instruction& inst, int64_t vp_parts, const std::string& where);
+  // reference splits a layer's VP time evenly over them). Errors (e.g. an
+  // operation whose configuration never came) start with "file:line".
+  Work price(const isa::Instruction& inst, int64_t vp_parts, const std::string& file, long line);
 
  private:
-  const isa::Instruction& config(isa::Opcode cfg, const isa::Instruction& user, const std::string& where) const;
+  const isa::Instruction& config(isa::Opcode cfg, const isa::Instruction& user, const std::string& file, long line) const;
 
   const arch::Architecture* arch_;
   std::array<isa::Instruction, isa::kOpcodeCount> cfg_;  // latest *_cfg* of each opcode
