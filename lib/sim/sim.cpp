@@ -440,7 +440,8 @@ class Engine {
     for (uint32_t f : active_) {
       Flow& x = flows_[f];
       ++x.version;
-      int64_t dt = std::llround(x.remaining / std::max(x.rate, 1e-12));
+      // A partial last cycle counts whole, as in timing::dram_transfer_cycles.
+      int64_t dt = int64_t(std::ceil(x.remaining / std::max(x.rate, 1e-12) - 1e-9));
       push(now_ + std::max<int64_t>(dt, 0), kFlowDone, f, x.version);
     }
   }

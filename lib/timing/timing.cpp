@@ -43,7 +43,8 @@ double dram_channel_bytes_per_cycle(const arch::Architecture& a) { return a.dram
 
 int64_t dram_transfer_cycles(const arch::Architecture& a, int64_t bytes, bool store) {
   double fixed = a.dram.latency_cycles + (store ? a.timing.st_fixed_cycles : a.timing.ld_fixed_cycles);
-  return std::llround(fixed) + std::llround(double(bytes) / dram_channel_bytes_per_cycle(a));
+  // The last partial cycle of a transfer counts whole (matches the reference to the cycle for small loads).
+  return std::llround(fixed) + int64_t(std::ceil(double(bytes) / dram_channel_bytes_per_cycle(a) - 1e-9));
 }
 
 Energy dram_transfer_energy(const arch::Architecture& a, int64_t bytes) {
