@@ -133,7 +133,15 @@ void validate_against_schema(const rapidjson::Value& doc, std::string_view name,
   std::string pointer = pointer_text(doc_ptr);
   std::string schema_ptr = pointer_text(validator.GetInvalidSchemaPointer());
   const rapidjson::Value* value = doc_ptr.Get(doc);
-  std::string what = describe(schema_source(name), schema_ptr, validator.GetInvalidSchemaKeyword(), value);
+  std::string keyword = validator.GetInvalidSchemaKeyword();
+  std::string what;
+  // RapidJSON 1.1 points at the offending member itself for additionalProperties.
+  if (keyword == "additionalProperties" && doc_ptr.GetTokenCount() > 0 && !(value && value->IsObject())) {
+    const auto& last = doc_ptr.GetTokens()[doc_ptr.GetTokenCount() - 1];
+    what = "unknown key \"" + std::string(last.name, last.length) + "\"";
+  } else {
+    what = describe(schema_source(name), schema_ptr, keyword, value);
+  }
   throw_input_error(at_pointer(file, pointer.empty() ? "/" : pointer,
                                what + " (schemas/" + schema_file_name(name) + ")"));
 }

@@ -86,3 +86,24 @@ TEST_CASE("compact JSON for JSON Lines") {
   cct::append_json_compact(s, j);
   CHECK(s == R"(["pe_conv",{"slyr":1,"clyr":[]}])");
 }
+
+TEST_CASE("schema errors say which key is unknown or missing") {
+  // The mapping schema is closed; use it as a sample closed schema.
+  auto message = [](const std::string& text) {
+    try {
+      cct::parse_json_validated(text, "m.json", "mapping");
+    } catch (const cct::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::string unknown = message(
+      R"({"format": "cct-mapping", "version": 1, "arch": "x", "batch": 1,)"
+      R"( "segments": [{"layers": [{"layer": "a", "cores": [0], "bogus": 3}]}]})");
+  CHECK(unknown.rfind("m.json: /segments/0/layers/0/bogus: unknown key \"bogus\"", 0) == 0);
+  std::string missing = message(R"({"format": "cct-mapping", "version": 1, "arch": "x", "segments": [{"layers": [{"layer": "a", "cores": [0]}]}]})");
+  INFO(missing);
+  CHECK(missing.find("missing required key \"batch\"") != std::string::npos);
+  std::string type = message(R"({"format": "cct-mapping", "version": 1, "arch": "x", "batch": "one", "segments": []})");
+  CHECK(type.rfind("m.json: /batch: wrong type", 0) == 0);
+}
