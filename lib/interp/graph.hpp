@@ -15,6 +15,15 @@
 
 namespace cct::interp {
 
+// Quantization a source model already gives a tensor (TFLite INT8 models):
+// real = scale[i] * (q - zero_point[i]) for slice i along `axis` (a single
+// entry means per tensor). The frontend uses it instead of calibrating.
+struct PresetQuant {
+  std::vector<double> scale;
+  std::vector<int64_t> zero_point;
+  int64_t axis = 0;
+};
+
 // A named tensor flowing through the graph: a graph input, a node output or a
 // constant (initializer, Constant node or folded subgraph).
 struct Value {
@@ -24,6 +33,7 @@ struct Value {
   bool has_shape = false;                   // shape is fully static and known
   std::shared_ptr<const Tensor> constant;   // set for constants
   int producer = -1;                        // index of the producing node, -1 for inputs/constants
+  std::shared_ptr<const PresetQuant> preset;  // quantization given by the source model, if any
 };
 
 struct Attribute {

@@ -1,0 +1,451 @@
+#include "frontend/graph_passes.hpp"
+
+#include <cmath>
+
+#include "interp/float_interp.hpp"
+#include "interp/ops.hpp"
+#include "support/error.hpp"
+
+namespace cct::frontend {
+
+using interp::Graph;
+using interp::Node;
+using interp::Tensor;
+
+namespace {
+
+void make_constant(Graph& g, int v, Tensor t) {
+  auto& val = g.value(v);
+  val.dtype = t.dtype;
+  val.shape = t.shape;
+  val.has_shape = true;
+  val.constant = std::make_shared<Tensor>(std::move(t));
+  val.producer = -1;
+}
+
+// Replaces every read of value `from` by `to` (nodes and graph outputs); a
+// quantization the source model gave `from` moves to `to` if it has none.
+void replace_uses(Graph& g, int from, int to) {
+  if (g.value(from).preset && !g.value(to).preset) g.value(to).preset = g.value(from).preset;
+  for (auto& n : g.nodes)
+    for (int& v : n.inputs)
+      if (v == from) v = to;
+  for (int& v : g.outputs)
+    if (v == from) v = to;
+}
+
+bool is_graph_output(const Graph& g, int v) {
+  for (int o : g.outputs)
+    if (o == v) return true;
+  return false;
+}
+
+int add_constant(Graph& g, const std::string& base, Tensor t) {
+  interp::Value v;
+  v.name = g.unique_name(base);
+  int id = g.add_value(std::move(v));
+  make_constant(g, id, std::move(t));
+  return id;
+}
+
+}  // namespace
+
+int fold_constants(Graph& g) {
+  int folded = 0;
+  std::vector<Node> kept;
+  for (auto& n : g.nodes) {
+    bool all_const = !n.domain.size();
+    for (int v : n.inputs)
+      if (v >= 0 && !g.is_constant(v)) all_const = false;
+    // Shape and Size only need the input's static shape.
+    if ((n.op == "Shape" || n.op == "Size") && n.inputs.size() == 1 && n.inputs[0] >= 0 &&
+        g.value(n.inputs[0]).has_shape && !g.is_constant(n.inputs[0])) {
+      Tensor shape_only;
+      shape_only.shape = g.value(n.inputs[0]).shape;
+      shape_only.dtype = interp::DType::F32;
+      shape_only.f.assign(static_cast<size_t>(interp::shape_numel(shape_only.shape)), 0.0f);
+      if (interp::shape_numel(shape_only.shape) <= (1 << 24)) {
+        std::vector<Tensor> out;
+        interp::run_kernel(n, g.opset, {&shape_only}, out);
+        make_constant(g, n.outputs[0], std::move(out[0]));
+        ++folded;
+        continue;
+      }
+    }
+    if (!all_const || n.outputs.empty() || n.op == "RandomNormal" || n.op == "RandomUniform") {
+      kept.push_back(std::move(n));
+      continue;
+    }
+    interp::KernelInputs args;
+    for (int v : n.inputs) args.push_back(v >= 0 ? &g.constant(v) : nullptr);
+    std::vector<Tensor> out;
+    interp::run_kernel(n, g.opset, args, out);
+    for (size_t k = 0; k < n.outputs.size(); ++k)
+      if (n.outputs[k] >= 0 && k < out.size()) make_constant(g, n.outputs[k], std::move(out[k]));
+    ++folded;
+  }
+  g.nodes = std::move(kept);
+  g.relink();
+  return folded;
+}
+
+int remove_noops(Graph& g) {
+  int removed = 0;
+  std::vector<Node> kept;
+  for (auto& n : g.nodes) {
+    bool noop = false;
+    int in = n.input(0), out = n.outputs.empty() ? -1 : n.outputs[0];
+    if (n.op == "Identity" || n.op == "Dropout") {
+      // Dropout's mask output, if anyone reads it, keeps the node.
+      noop = n.outputs.size() == 1 || n.outputs[1] < 0;
+    } else if (n.op == "Reshape" || n.op == "Flatten" || n.op == "Squeeze" || n.op == "Unsqueeze") {
+      noop = in >= 0 && out >= 0 && g.value(in).has_shape && g.value(out).has_shape &&
+             g.value(in).shape == g.value(out).shape;
+    }
+    // A graph output keeps its producer so the output name stays meaningful
+    // unless the input is computed (then the output is simply rewired).
+    if (noop && in >= 0 && out >= 0 && !(is_graph_output(g, out) && g.is_constant(in))) {
+      replace_uses(g, out, in);
+      ++removed;
+      continue;
+    }
+    kept.push_back(std::move(n));
+  }
+  g.nodes = std::move(kept);
+  g.relink();
+  return removed;
+}
+
+int fold_batch_norm(Graph& g) {
+  int folded = 0;
+  auto consumers = g.consumers();
+  std::vector<char> drop(g.nodes.size(), 0);
+  std::vector<Node> extra;  // Mul/Add replacing standalone BNs, placed where the BN was
+  std::vector<std::pair<size_t, std::vector<Node>>> inserts;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& bn = g.nodes[k];
+    if (bn.op != "BatchNormalization" || !interp::unsupported_reason(bn, g.opset, &g).empty()) continue;
+    bool consts = true;
+    for (int i = 1; i <= 4; ++i) consts &= g.is_constant(bn.input(i));
+    if (!consts) continue;
+    const Tensor& scale = g.constant(bn.input(1));
+    const Tensor& bias = g.constant(bn.input(2));
+    const Tensor& mean = g.constant(bn.input(3));
+    const Tensor& var = g.constant(bn.input(4));
+    float eps = bn.get_float("epsilon", 1e-5f);
+    int64_t C = scale.numel();
+    if (bias.numel() != C || mean.numel() != C || var.numel() != C) continue;
+    std::vector<float> a(static_cast<size_t>(C)), b(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) {
+      a[c] = scale.f[c] / std::sqrt(var.f[c] + eps);
+      b[c] = bias.f[c] - mean.f[c] * a[c];
+    }
+    int x = bn.input(0), y = bn.outputs[0];
+    int p = g.value(x).producer;
+    bool single = consumers[x].size() == 1 && !is_graph_output(g, x);
+    if (p >= 0 && single && g.nodes[p].op == "Conv" && g.is_constant(g.nodes[p].input(1)) &&
+        (g.nodes[p].input(2) < 0 || g.is_constant(g.nodes[p].input(2)))) {
+      Node& conv = g.nodes[p];
+      Tensor w = g.constant(conv.input(1));
+      if (w.shape.empty() || w.shape[0] != C) continue;
+      int64_t per = w.numel() / C;
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t i = 0; i < per; ++i) w.f[c * per + i] *= a[c];
+      Tensor nb = Tensor::floats({C});
+      for (int64_t c = 0; c < C; ++c) {
+        float b0 = conv.input(2) >= 0 ? g.constant(conv.input(2)).f[c] : 0.0f;
+        nb.f[c] = b0 * a[c] + b[c];
+      }
+      int wv = add_constant(g, g.value(conv.input(1)).name + "_bnfold", std::move(w));
+      int bv = add_constant(g, conv.name + "_bias_bnfold", std::move(nb));
+      conv.inputs.resize(3);
+      conv.inputs[1] = wv;
+      conv.inputs[2] = bv;
+      // The conv now produces the BN's output directly.
+      int old = conv.outputs[0];
+      replace_uses(g, y, old);
+      drop[k] = 1;
+      ++folded;
+      continue;
+    }
+    // Standalone: y = x * a + b with a, b shaped [C, 1, ...] to broadcast on axis 1.
+    if (!g.value(x).has_shape || g.value(x).shape.size() < 2) continue;
+    interp::Shape cs(g.value(x).shape.size() - 1, 1);
+    cs[0] = C;
+    int av = add_constant(g, bn.name + "_scale", Tensor::floats(cs, a));
+    int bv = add_constant(g, bn.name + "_shift", Tensor::floats(cs, b));
+    interp::Value mid;
+    mid.name = g.unique_name(bn.name + "_scaled");
+    mid.dtype = interp::DType::F32;
+    mid.shape = g.value(x).shape;
+    mid.has_shape = g.value(x).has_shape;
+    int mv = g.add_value(std::move(mid));
+    Node mul;
+    mul.op = "Mul";
+    mul.name = bn.name + "_mul";
+    mul.source_index = bn.source_index;
+    mul.inputs = {x, av};
+    mul.outputs = {mv};
+    Node add;
+    add.op = "Add";
+    add.name = bn.name;
+    add.source_index = bn.source_index;
+    add.inputs = {mv, bv};
+    add.outputs = {y};
+    inserts.push_back({k, {std::move(mul), std::move(add)}});
+    drop[k] = 1;
+    ++folded;
+  }
+  std::vector<Node> kept;
+  size_t next_insert = 0;
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (next_insert < inserts.size() && inserts[next_insert].first == k) {
+      for (auto& n : inserts[next_insert].second) kept.push_back(std::move(n));
+      ++next_insert;
+    }
+    if (!drop[k]) kept.push_back(std::move(g.nodes[k]));
+  }
+  g.nodes = std::move(kept);
+  g.relink();
+  return folded;
+}
+
+namespace {
+
+bool reshape_like(const Node& n) {
+  return n.op == "Reshape" || n.op == "Flatten" || n.op == "Squeeze" || n.op == "Unsqueeze";
+}
+
+// A Reshape of `x` to the (static) shape of value `out`, in place of node n.
+void make_reshape(Graph& g, Node& n, int x, int out) {
+  const interp::Shape& s = g.value(out).shape;
+  int sv = add_constant(g, n.name + "_shape", Tensor::ints({static_cast<int64_t>(s.size())}, s));
+  n.op = "Reshape";
+  n.attrs.clear();
+  n.inputs = {x, sv};
+}
+
+}  // namespace
+
+int simplify_layout(Graph& g) {
+  int changed = 0;
+  bool again = true;
+  while (again) {
+    again = false;
+    g.relink();
+    for (auto& n : g.nodes) {
+      int x = n.input(0);
+      if (x < 0 || n.outputs.empty() || n.outputs[0] < 0) continue;
+      int out = n.outputs[0];
+      int p = g.value(x).producer;
+      if (n.op == "Transpose") {
+        std::vector<int64_t> perm = n.get_ints("perm");
+        int64_t r = static_cast<int64_t>(g.value(x).shape.size());
+        if (perm.empty())
+          for (int64_t d = r - 1; d >= 0; --d) perm.push_back(d);
+        if (p >= 0 && g.nodes[p].op == "Transpose" && g.nodes[p].get_ints("perm").size() == perm.size()) {
+          // T2(T1(y)): element d of the result is axis p1[p2[d]] of y
+          std::vector<int64_t> p1 = g.nodes[p].get_ints("perm"), total(perm.size());
+          for (size_t d = 0; d < perm.size(); ++d) total[d] = p1[perm[d]];
+          int y = g.nodes[p].input(0);
+          bool identity = true;
+          for (size_t d = 0; d < total.size(); ++d) identity &= total[d] == static_cast<int64_t>(d);
+          if (identity && !is_graph_output(g, out)) {
+            replace_uses(g, out, y);
+            n.inputs = {y};
+            n.outputs = {-1};  // dead: pruned below
+          } else {
+            n.inputs = {y};
+            n.attrs["perm"].ints = total;
+          }
+          ++changed;
+          again = true;
+          break;
+        }
+        // keeps the element order when the axes larger than 1 stay in order
+        if (g.value(x).has_shape && g.value(out).has_shape) {
+          const auto& xs = g.value(x).shape;
+          std::vector<int64_t> order;
+          for (int64_t d : perm)
+            if (xs[d] != 1) order.push_back(d);
+          if (std::is_sorted(order.begin(), order.end())) {
+            make_reshape(g, n, x, out);
+            ++changed;
+            again = true;
+            break;
+          }
+        }
+      }
+      // Element-wise operators and Pad commute with a Transpose before them:
+      // move the Transpose after, where it may cancel with the next one.
+      bool unary = n.op == "Relu" || n.op == "Clip" || n.op == "Sigmoid" || n.op == "Tanh" || n.op == "HardSwish" ||
+                   n.op == "LeakyRelu" || n.op == "Identity" || n.op == "Pad";
+      if (unary && p >= 0 && g.nodes[p].op == "Transpose" && g.consumers()[x].size() == 1 && !is_graph_output(g, x) &&
+          g.value(g.nodes[p].input(0)).has_shape && g.value(out).has_shape) {
+        Node& t = g.nodes[p];
+        std::vector<int64_t> perm = t.get_ints("perm");
+        int y = t.input(0);
+        if (perm.empty())
+          for (int64_t d = static_cast<int64_t>(g.value(y).shape.size()) - 1; d >= 0; --d) perm.push_back(d);
+        if (n.op == "Pad") {
+          if (g.opset < 11 || !g.is_constant(n.input(1))) goto next;
+          std::vector<int64_t> pads = g.constant(n.input(1)).to_ints();
+          size_t r = perm.size();
+          if (pads.size() != 2 * r) goto next;
+          std::vector<int64_t> moved(2 * r);
+          for (size_t d = 0; d < r; ++d) {
+            moved[perm[d]] = pads[d];
+            moved[perm[d] + r] = pads[d + r];
+          }
+          n.inputs[1] = add_constant(g, n.name + "_pads", Tensor::ints({static_cast<int64_t>(2 * r)}, moved));
+        }
+        // n: y -> mid (in y's layout); t: mid -> out
+        interp::Shape ms(perm.size());
+        const auto& os = g.value(out).shape;
+        for (size_t d = 0; d < perm.size(); ++d) ms[perm[d]] = os[d];
+        interp::Value mv;
+        mv.name = g.unique_name(g.value(out).name + "_untransposed");
+        mv.dtype = g.value(out).dtype;
+        mv.shape = ms;
+        mv.has_shape = true;
+        mv.preset = g.value(out).preset;
+        int mid = g.add_value(std::move(mv));
+        n.inputs[0] = y;
+        n.outputs[0] = mid;
+        t.inputs = {mid};
+        t.outputs = {out};
+        g.topo_sort();
+        ++changed;
+        again = true;
+        break;
+      }
+      next:
+      if (reshape_like(n) && p >= 0 && reshape_like(g.nodes[p]) && g.value(out).has_shape) {
+        make_reshape(g, n, g.nodes[p].input(0), out);
+        ++changed;
+        again = true;
+        break;
+      }
+    }
+    if (again) {
+      std::vector<Node> kept;
+      for (auto& n : g.nodes)
+        if (!(n.outputs.size() == 1 && n.outputs[0] < 0)) kept.push_back(std::move(n));
+      g.nodes = std::move(kept);
+      g.relink();
+    }
+  }
+  return changed;
+}
+
+int fold_pads(Graph& g) {
+  int folded = 0;
+  auto cons = g.consumers();
+  std::vector<char> drop(g.nodes.size(), 0);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& pad = g.nodes[k];
+    if (pad.op != "Pad" || pad.get_string("mode", "constant") != "constant") continue;
+    int x = pad.input(0), out = pad.outputs[0];
+    if (!g.value(x).has_shape || g.value(x).shape.size() != 4 || is_graph_output(g, out) || cons[out].empty()) continue;
+    std::vector<int64_t> pads;
+    float value = 0.0f;
+    if (g.opset < 11) {
+      pads = pad.get_ints("pads");
+      value = pad.get_float("value", 0.0f);
+    } else {
+      if (!g.is_constant(pad.input(1))) continue;
+      pads = g.constant(pad.input(1)).to_ints();
+      if (pad.input(2) >= 0) {
+        if (!g.is_constant(pad.input(2)) || g.constant(pad.input(2)).numel() != 1) continue;
+        value = static_cast<float>(g.constant(pad.input(2)).at_double(0));
+      }
+    }
+    if (pads.size() != 8 || value != 0.0f || pads[0] || pads[1] || pads[4] || pads[5]) continue;
+    bool ok = true;
+    for (int64_t v : pads) ok &= v >= 0;
+    for (int c : cons[out]) {
+      const Node& r = g.nodes[c];
+      bool conv = r.op == "Conv" && r.input(0) == out && r.get_string("auto_pad", "NOTSET") == "NOTSET";
+      bool avg = r.op == "AveragePool" && r.input(0) == out && r.get_string("auto_pad", "NOTSET") == "NOTSET" &&
+                 r.get_int("ceil_mode", 0) == 0;
+      if (avg) {
+        auto rp = r.get_ints("pads", {0, 0, 0, 0});
+        bool own = std::any_of(rp.begin(), rp.end(), [](int64_t v) { return v != 0; });
+        if (own && r.get_int("count_include_pad", 0) == 0) avg = false;
+      }
+      ok &= conv || avg;
+    }
+    if (!ok) continue;
+    for (int c : cons[out]) {
+      Node& r = g.nodes[c];
+      auto rp = r.get_ints("pads", {0, 0, 0, 0});
+      if (rp.size() != 4) rp.assign(4, 0);
+      // ONNX order: [top, left, bottom, right] for the two spatial axes
+      rp[0] += pads[2];
+      rp[1] += pads[3];
+      rp[2] += pads[6];
+      rp[3] += pads[7];
+      interp::Attribute a;
+      a.kind = interp::Attribute::Kind::Ints;
+      a.ints = rp;
+      r.attrs["pads"] = a;
+      if (r.op == "AveragePool") {
+        interp::Attribute c1;
+        c1.kind = interp::Attribute::Kind::Int;
+        c1.i = 1;
+        r.attrs["count_include_pad"] = c1;
+      }
+      r.inputs[0] = x;
+    }
+    if (g.value(out).preset && !g.value(x).preset) g.value(x).preset = g.value(out).preset;
+    drop[k] = 1;
+    ++folded;
+  }
+  std::vector<Node> kept;
+  for (size_t k = 0; k < g.nodes.size(); ++k)
+    if (!drop[k]) kept.push_back(std::move(g.nodes[k]));
+  g.nodes = std::move(kept);
+  g.relink();
+  return folded;
+}
+
+bool complete_shapes(Graph& g) {
+  bool missing = false;
+  for (const auto& n : g.nodes)
+    for (int v : n.outputs)
+      if (v >= 0 && !g.value(v).has_shape) missing = true;
+  if (!missing) return false;
+  std::vector<Tensor> inputs;
+  for (int v : g.inputs) {
+    const auto& val = g.value(v);
+    if (!val.has_shape) throw_input_error(g.source + ": input '" + val.name + "' has no static shape");
+    inputs.push_back(interp::is_floating(val.dtype) || val.dtype == interp::DType::Unknown
+                         ? Tensor::floats(val.shape)
+                         : Tensor::ints(val.shape, {}, val.dtype));
+  }
+  interp::FloatInterpreter fi(g);
+  fi.run(inputs, [&](int v, const Tensor& t) {
+    auto& val = g.value(v);
+    val.shape = t.shape;
+    val.has_shape = true;
+    val.dtype = t.dtype;
+  });
+  return true;
+}
+
+void simplify(Graph& g) {
+  fold_constants(g);
+  remove_noops(g);
+  g.prune();
+  simplify_layout(g);
+  g.prune();  // transposes left dead by cancellation must not count as readers
+  fold_pads(g);
+  fold_batch_norm(g);
+  g.prune();
+  complete_shapes(g);
+  // Shapes may have become known: drop reshapes that turned out to be no-ops.
+  remove_noops(g);
+  g.prune();
+}
+
+}  // namespace cct::frontend

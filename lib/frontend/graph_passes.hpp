@@ -1,0 +1,41 @@
+// Graph-level simplifications run after import, before lowering to the FIR:
+// constant folding, removal of no-op nodes, BatchNorm folding, and filling in
+// any tensor shape ONNX shape inference left open.
+#pragma once
+
+#include "interp/graph.hpp"
+
+namespace cct::frontend {
+
+// Evaluates every node whose inputs are all constants (and Shape/Size of
+// tensors with static shapes), turning its outputs into constants.
+// Returns the number of nodes folded.
+int fold_constants(interp::Graph& g);
+
+// Removes Identity, inference-mode Dropout, and Reshape/Flatten/Squeeze/
+// Unsqueeze nodes that do not change the shape, rewiring their readers.
+int remove_noops(interp::Graph& g);
+
+// Folds BatchNormalization into the Conv (or Gemm) that feeds it when that
+// producer has no other reader; any other BatchNormalization becomes a Mul
+// and an Add by per-channel constants. Returns the number of BN nodes removed.
+int fold_batch_norm(interp::Graph& g);
+
+// Composes consecutive Transposes (dropping those that cancel), turns
+// Transposes that keep the element order into Reshapes, and collapses chains
+// of Reshape/Flatten/Squeeze/Unsqueeze into one Reshape. Returns the number
+// of nodes changed.
+int simplify_layout(interp::Graph& g);
+
+// Folds a zero constant Pad of the spatial axes into the Conv (or, as
+// count_include_pad, the AveragePool) reading it. Returns the number folded.
+int fold_pads(interp::Graph& g);
+
+// Runs the float interpreter once on zero inputs when some computed tensor
+// still lacks a static shape, and records every shape. Returns true if it ran.
+bool complete_shapes(interp::Graph& g);
+
+// All of the above in order, then prunes dead nodes.
+void simplify(interp::Graph& g);
+
+}  // namespace cct::frontend

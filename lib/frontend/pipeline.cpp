@@ -1,0 +1,278 @@
+#include "frontend/pipeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <random>
+#include <set>
+
+#include "fir/fir.hpp"
+#include "frontend/graph_passes.hpp"
+#include "frontend/lower.hpp"
+#include "frontend/quantize.hpp"
+#include "frontend/tflite_import.hpp"
+#include "frontend/torchscript.hpp"
+#include "interp/fir_exec.hpp"
+#include "interp/float_interp.hpp"
+#include "support/error.hpp"
+#include "support/io.hpp"
+
+namespace cct::frontend {
+
+using interp::Tensor;
+
+interp::Graph load_model(const std::string& path, const ImportOptions& options) {
+  std::string bytes = read_input(path);
+  std::string name = display_name(path);
+  std::string dir = path == "-" ? "." : std::filesystem::path(path).parent_path().string();
+  if (dir.empty()) dir = ".";
+  if (bytes.size() >= 8 && bytes.compare(4, 4, "TFL3") == 0) return import_tflite_bytes(bytes, name, options);
+  if (bytes.size() >= 4 && bytes.compare(0, 4, std::string("PK\x03\x04", 4)) == 0) {
+    std::string onnx = torchscript_to_onnx(path, options);
+    return import_onnx_bytes(onnx, name + " (exported to ONNX)", dir, options);
+  }
+  return import_onnx_bytes(bytes, name, dir, options);
+}
+
+namespace {
+
+// Standard normal samples from a seeded generator with our own Box-Muller
+// transform (libstdc++'s distributions are not portable).
+void fill_normal(std::vector<float>& v, std::mt19937_64& rng) {
+  const double two_pi = 6.283185307179586;
+  for (size_t k = 0; k < v.size(); k += 2) {
+    double u1 = (static_cast<double>(rng() >> 11) + 1.0) / 9007199254740993.0;  // (0, 1]
+    double u2 = static_cast<double>(rng() >> 11) / 9007199254740992.0;          // [0, 1)
+    double r = std::sqrt(-2.0 * std::log(u1));
+    v[k] = static_cast<float>(r * std::cos(two_pi * u2));
+    if (k + 1 < v.size()) v[k + 1] = static_cast<float>(r * std::sin(two_pi * u2));
+  }
+}
+
+// One sample per entry: each of shape [1, ...] of graph input 0.
+std::vector<Tensor> load_samples(const std::string& dir, const interp::Shape& input_shape) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(dir)) throw_io_error(dir + ": not a directory (--calib expects a directory of .npy files)");
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string p = e.path().string();
+    if (e.is_regular_file() && (p.size() > 4 && (p.ends_with(".npy") || p.ends_with(".npy.zst")))) files.push_back(p);
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw_input_error(dir + ": no .npy files for calibration");
+  interp::Shape one = input_shape;
+  one[0] = 1;
+  interp::Shape bare(input_shape.begin() + 1, input_shape.end());
+  int64_t per = interp::shape_numel(one);
+  std::vector<Tensor> out;
+  for (const auto& f : files) {
+    NpyArray a = read_npy(f);
+    std::vector<float> v = a.to_float();
+    int64_t n;
+    if (a.shape == bare) n = 1;
+    else if (a.shape.size() == one.size() && std::equal(a.shape.begin() + 1, a.shape.end(), one.begin() + 1)) n = a.shape[0];
+    else
+      throw_input_error(f + ": shape " + interp::shape_str(a.shape) + " does not match the model input " +
+                        interp::shape_str(one) + " (or " + interp::shape_str(bare) + ", or a stack of samples)");
+    for (int64_t s = 0; s < n; ++s)
+      out.push_back(Tensor::floats(one, std::vector<float>(v.begin() + s * per, v.begin() + (s + 1) * per)));
+  }
+  return out;
+}
+
+// Stacks samples [k*B, k*B + B) (cyclically) into one batch per graph input.
+std::vector<Tensor> make_batch(const std::vector<std::vector<Tensor>>& samples, const interp::Graph& g, size_t k) {
+  std::vector<Tensor> batch;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const interp::Shape& s = g.value(g.inputs[i]).shape;
+    int64_t B = s.empty() ? 1 : s[0];
+    Tensor t = Tensor::floats(s);
+    int64_t per = interp::shape_numel(s) / std::max<int64_t>(B, 1);
+    const auto& pool = samples[i];
+    for (int64_t b = 0; b < B; ++b) {
+      const Tensor& src = pool[(k * static_cast<size_t>(B) + static_cast<size_t>(b)) % pool.size()];
+      std::copy(src.f.begin(), src.f.end(), t.f.begin() + b * per);
+    }
+    batch.push_back(std::move(t));
+  }
+  return batch;
+}
+
+struct Similarity {
+  double xy = 0, xx = 0, yy = 0, diff = 0, sum = 0;
+  void add(const float* x, const float* y, int64_t n) {
+    for (int64_t k = 0; k < n; ++k) {
+      double a = x[k], b = y[k];
+      xy += a * b;
+      xx += a * a;
+      yy += b * b;
+      diff += (a - b) * (a - b);
+      sum += (a + b) * (a + b) / 4.0;
+    }
+  }
+  double cosine() const {
+    if (xx == 0.0 && yy == 0.0) return 1.0;
+    if (xx == 0.0 || yy == 0.0) return 0.0;
+    return xy / std::sqrt(xx * yy);
+  }
+  double euclidean() const {
+    if (sum == 0.0) return diff == 0.0 ? 1.0 : 0.0;
+    return 1.0 - std::sqrt(diff) / std::sqrt(sum);
+  }
+};
+
+}  // namespace
+
+CompileResult compile(interp::Graph graph, const CompileOptions& opt, const std::function<void(const std::string&)>& progress) {
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+  CompileResult res;
+  simplify(graph);
+  LowerOptions lo;
+  lo.output_dtype = opt.output_dtype;
+  LoweredModel m = lower(graph, lo);
+  res.cpu_fallbacks = m.cpu_fallbacks;
+  say("lowered to " + std::to_string(m.layers.size()) + " layers");
+
+  // Calibration samples.
+  std::vector<std::vector<Tensor>> samples(graph.inputs.size());
+  if (!opt.calib_dir.empty()) {
+    if (graph.inputs.size() != 1) throw_usage_error("--calib supports models with one input; use --calib-random");
+    samples[0] = load_samples(opt.calib_dir, graph.value(graph.inputs[0]).shape);
+  } else {
+    int n = opt.calib_random > 0 ? opt.calib_random : 8;
+    if (opt.calib_random <= 0) res.notes.push_back("no --calib or --calib-random given: calibrating on 8 random inputs");
+    std::mt19937_64 rng(opt.seed);
+    for (size_t i = 0; i < graph.inputs.size(); ++i) {
+      interp::Shape one = graph.value(graph.inputs[i]).shape;
+      if (!one.empty()) one[0] = 1;
+      for (int s = 0; s < n; ++s) {
+        Tensor t = Tensor::floats(one);
+        fill_normal(t.f, rng);
+        samples[i].push_back(std::move(t));
+      }
+    }
+  }
+  size_t n_samples = samples.empty() ? 0 : samples[0].size();
+  int64_t B = graph.inputs.empty() || graph.value(graph.inputs[0]).shape.empty() ? 1 : graph.value(graph.inputs[0]).shape[0];
+  size_t batches = (n_samples + static_cast<size_t>(B) - 1) / static_cast<size_t>(B);
+  res.calibration_samples = static_cast<int>(n_samples);
+  if (n_samples % static_cast<size_t>(B) != 0)
+    res.notes.push_back(std::to_string(n_samples) + " calibration samples do not fill batches of " + std::to_string(B) +
+                        "; the last batch repeats samples from the start");
+
+  // Float pass: activation statistics.
+  std::vector<RangeStats> stats(graph.values.size());
+  std::vector<char> needed(graph.values.size(), 0);
+  for (const auto& vals : m.qclass_values)
+    for (int v : vals) needed[v] = 1;
+  interp::FloatInterpreter fi(graph);
+  for (size_t b = 0; b < batches; ++b) {
+    fi.run(make_batch(samples, graph, b), [&](int v, const Tensor& t) {
+      if (needed[v] && t.is_float()) stats[v].observe(t.f.data(), static_cast<int64_t>(t.f.size()));
+    });
+  }
+  for (size_t k = 0; k < graph.inputs.size(); ++k) {
+    int v = graph.inputs[k];
+    if (!needed[v]) continue;
+    for (size_t b = 0; b < batches; ++b) {
+      auto batch = make_batch(samples, graph, b);
+      stats[v].observe(batch[k].f.data(), static_cast<int64_t>(batch[k].f.size()));
+    }
+  }
+  say("calibrated on " + std::to_string(n_samples) + " sample(s) with " + calibrator_name(opt.calibrator));
+
+  QuantizeOptions qo;
+  qo.calibrator = opt.calibrator;
+  qo.percentile = opt.percentile;
+  QuantizedModel q = quantize(m, stats, qo, &graph);
+  auto problems = fir::check(q.fir, "<onnx2fir output>");
+  if (!problems.empty()) {
+    std::string msg = "the generated FIR is invalid (a bug in onnx2fir):";
+    for (size_t k = 0; k < problems.size() && k < 10; ++k) msg += "\n  " + problems[k];
+    throw Error(kExitInternal, msg);
+  }
+  res.fir_text = fir::format_fir(q.fir, opt.validate);
+  res.files = std::move(q.files);
+
+  if (!opt.golden && !opt.report) return res;
+
+  std::map<std::string, const NpyArray*> by_name;
+  for (const auto& [n, a] : res.files) by_name[n] = &a;
+  interp::FirExecutor exec(q.fir, [&](const std::string& f) -> NpyArray {
+    auto it = by_name.find(f);
+    if (it == by_name.end()) throw_input_error(f + ": not among the model files");
+    return *it->second;
+  });
+
+  if (opt.golden) {
+    std::set<std::string> written;
+    exec.run(make_batch(samples, graph, 0), [&](const fir::Layer& l, const std::vector<const interp::QTensor*>& in,
+                                                 const interp::QTensor& out) {
+      for (const auto& [role, file] : l.file_list) {
+        if (by_name.count(file) || written.count(file)) continue;
+        const interp::QTensor* t = nullptr;
+        if (role == "output_activation1") t = &out;
+        else if (role.rfind("input_activation", 0) == 0) {
+          size_t i = static_cast<size_t>(std::stoi(role.substr(16))) - 1;
+          if (i < in.size()) t = in[i];
+        }
+        if (!t) continue;
+        res.golden.push_back({file, t->to_npy()});
+        written.insert(file);
+      }
+    });
+    say("golden activations for " + std::to_string(res.golden.size()) + " tensors");
+  }
+
+  if (opt.report) {
+    const auto& layers = q.fir.layers();
+    std::vector<Similarity> sim(m.layers.size());
+    std::vector<int> keep;
+    for (const auto& l : m.layers)
+      if (l.value >= 0) keep.push_back(l.value);
+    std::sort(keep.begin(), keep.end());
+    keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+    std::map<int, size_t> slot;
+    for (size_t k = 0; k < keep.size(); ++k) slot[keep[k]] = k;
+    std::map<std::string, size_t> layer_pos;
+    for (size_t k = 0; k < layers.size(); ++k) layer_pos[layers[k].name] = k;
+    Similarity final_out;
+    for (size_t b = 0; b < batches; ++b) {
+      auto batch = make_batch(samples, graph, b);
+      std::vector<Tensor> kept;
+      auto fout = fi.run(batch, nullptr, keep, &kept);
+      auto qout = exec.run(batch, [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&,
+                                      const interp::QTensor& out) {
+        size_t k = layer_pos[l.name];
+        int v = m.layers[k].value;
+        if (v < 0) return;
+        const Tensor& ref = kept[slot[v]];
+        if (!ref.is_float() || ref.numel() != out.numel()) return;
+        std::vector<float> got = interp::real_values(l, out);
+        sim[k].add(ref.f.data(), got.data(), ref.numel());
+      });
+      for (size_t o = 0; o < fout.size() && o < qout.size(); ++o) {
+        std::vector<float> got = qout[o].is_int8() ? std::vector<float>() : qout[o].f;
+        if (static_cast<int64_t>(got.size()) == fout[o].numel()) final_out.add(fout[o].f.data(), got.data(), fout[o].numel());
+      }
+    }
+    for (size_t k = 0; k < layers.size(); ++k) {
+      if (m.layers[k].value < 0) continue;
+      LayerReport r;
+      r.name = layers[k].name;
+      r.operation = layers[k].operation;
+      r.device = std::string(fir::device_name(layers[k].device));
+      r.cosine = sim[k].cosine();
+      r.euclidean = sim[k].euclidean();
+      r.flagged = r.cosine < 0.9 || r.euclidean < 0.5;
+      res.report.push_back(r);
+    }
+    res.output_cosine = final_out.cosine();
+  }
+  return res;
+}
+
+}  // namespace cct::frontend

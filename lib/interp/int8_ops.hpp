@@ -1,0 +1,173 @@
+// The INT8 arithmetic of the accelerator, as the Frontend IR describes it.
+//
+// This header is the single definition of requantisation, rounding,
+// saturation and activation functions. The quantized FIR interpreter
+// (interp/fir_exec.hpp), onnx2fir's golden activations and the functional
+// simulator all call these functions, so they agree bit for bit.
+//
+// Conventions (see formats/Frontend_IR_Format.md):
+//   * An int8 tensor q stands for real = scale * (q + zero_point)
+//     (quant_info input_scaleN / input_zero_pointN; zero_point is integral).
+//   * pre_cal turns an int8 input into fp32:  x = q * requan_scale + requan_zp
+//     (requan_scale = scale, requan_zp = zero_point * scale).
+//   * post_cal turns an fp32 result into the output: y = x * mul_k + sum_b,
+//     then, when carry_sel is given, carry(y) saturated to [-128, 127];
+//     otherwise y is the output, rounded to float16.
+//     (mul_k = 1 / output scale, sum_b = -output zero point; the same numbers
+//     as quant_info output_scale / output_zero_point of PE layers.)
+//   * The PE array accumulates sum((q + zero_point) * k) exactly in int32; the
+//     vector processor converts it to fp32, multiplies by
+//     input_scale * weight_scale[c] and adds the fp32 bias. (A bias in
+//     accumulator units would overflow int32 whenever the input and weight
+//     scales are tiny, as in networks with vanishing activations.)
+//   * All vector-processor arithmetic is IEEE fp32, one rounding per
+//     operation, in the order written here (no fused multiply-add). FIR
+//     parameters, stored as doubles, are first rounded to fp32.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace cct::int8 {
+
+// carry_sel / round_type.
+enum class Carry : uint8_t {
+  Round,  // "round": to nearest, ties away from zero
+  Floor,  // "floor"
+  Ceil,   // "ceil"
+  Trunc,  // "trunc": toward zero
+};
+
+// Parses a carry_sel / round_type name; throws std::invalid_argument otherwise.
+inline Carry parse_carry(std::string_view s) {
+  if (s == "round") return Carry::Round;
+  if (s == "floor") return Carry::Floor;
+  if (s == "ceil") return Carry::Ceil;
+  if (s == "trunc") return Carry::Trunc;
+  throw std::invalid_argument("unknown rounding '" + std::string(s) + "' (round, floor, ceil, trunc)");
+}
+
+inline float carry(float v, Carry c) {
+  switch (c) {
+    case Carry::Round: return std::round(v);
+    case Carry::Floor: return std::floor(v);
+    case Carry::Ceil: return std::ceil(v);
+    case Carry::Trunc: return std::trunc(v);
+  }
+  return v;
+}
+
+// Clamps an already rounded value to int8; NaN becomes 0.
+inline int8_t saturate(float v) {
+  if (!(v == v)) return 0;
+  if (v <= -128.0f) return -128;
+  if (v >= 127.0f) return 127;
+  return static_cast<int8_t>(v);
+}
+
+// Rounds an fp32 value to the nearest float16 value (ties to even); values
+// beyond the float16 range become +-infinity.
+float to_float16(float v);
+
+// A FIR parameter (a double in the file) as the hardware holds it.
+inline float param(double v) { return static_cast<float>(v); }
+
+// pre_cal of one int8 value.
+inline float pre_cal(int32_t q, float requan_scale, float requan_zp) {
+  float x = static_cast<float>(q) * requan_scale;
+  return x + requan_zp;
+}
+
+// post_cal to int8 (carry_sel given).
+inline int8_t post_cal(float x, float mul_k, float sum_b, Carry c) {
+  float y = x * mul_k;
+  y = y + sum_b;
+  return saturate(carry(y, c));
+}
+
+// post_cal without carry_sel: the output stays floating point, rounded to
+// float16 unless the FIR gives the output as float32.
+inline float post_cal_float(float x, float mul_k, float sum_b, bool half = true) {
+  float y = x * mul_k;
+  y = y + sum_b;
+  return half ? to_float16(y) : y;
+}
+
+// PE epilogue of conv2d / dense / matmul: the exact int32 accumulator to
+// fp32, times the channel's scale (input_scale * weight_scale[c], or
+// input_scale1 * input_scale2 for matmul), plus the fp32 bias.
+inline float pe_to_real(int32_t acc, float channel_scale, float bias) {
+  float x = static_cast<float>(acc) * channel_scale;
+  return x + bias;
+}
+
+// The int32 range the PE array accumulates in; products of an int8 weight
+// and an input with its zero point added (|q + zp| <= 255) keep 2^24 / 32385
+// = 518 terms exact in fp32, which is why the interpreter sums in chunks.
+constexpr int kExactFloatTerms = 512;
+
+// ---- activations --------------------------------------------------------
+
+// activation_type of conv2d/dense, applied to the real value before post_cal.
+enum class Act : uint8_t { None, Relu, Relu6, Clip, LeakyRelu };
+struct Activation {
+  Act kind = Act::None;
+  float lo = 0.0f, hi = 0.0f;  // Clip
+  float alpha = 0.0f;          // LeakyRelu
+};
+
+inline float activate(const Activation& a, float x) {
+  switch (a.kind) {
+    case Act::None: return x;
+    case Act::Relu: return x > 0.0f ? x : 0.0f;
+    case Act::Relu6: return std::min(6.0f, std::max(0.0f, x));
+    case Act::Clip: return std::min(a.hi, std::max(a.lo, x));
+    case Act::LeakyRelu: return x >= 0.0f ? x : x * a.alpha;
+  }
+  return x;
+}
+
+// act_mode of fp32_mul_group (vector-processor activation layers).
+enum class ActMode : uint8_t { Others, Relu, Sigmoid, HardSigmoid, HardSwish, Silu, Gelu, Tanh };
+
+// Parses an act_mode name; throws std::invalid_argument otherwise.
+ActMode parse_act_mode(std::string_view s);
+
+// alpha/beta are HardSigmoid's slope and offset (1/6 and 1/2 for hard_swish).
+inline float activate(ActMode m, float x, float alpha = 1.0f / 6.0f, float beta = 0.5f) {
+  switch (m) {
+    case ActMode::Others: return x;
+    case ActMode::Relu: return x > 0.0f ? x : 0.0f;
+    case ActMode::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case ActMode::HardSigmoid: return std::min(1.0f, std::max(0.0f, x * alpha + beta));
+    case ActMode::HardSwish: return x * std::min(1.0f, std::max(0.0f, x * (1.0f / 6.0f) + 0.5f));
+    case ActMode::Silu: return x / (1.0f + std::exp(-x));
+    case ActMode::Gelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case ActMode::Tanh: return std::tanh(x);
+  }
+  return x;
+}
+
+// ---- choosing quantization parameters -------------------------------------
+
+// Asymmetric per-tensor parameters for values in [lo, hi] (widened to hold
+// 0): 256 levels, real = scale * (q + zero_point), q in [-128, 127].
+struct TensorQuant {
+  double scale = 1.0;
+  double zero_point = 0.0;  // integral
+};
+TensorQuant choose_tensor_quant(double lo, double hi);
+
+// Symmetric per-channel weight scale: max |w| / 127 (1 for an all-zero channel).
+double weight_scale(const float* w, int64_t n);
+// round(w / scale) clamped to [-127, 127].
+inline int8_t quantize_weight(float w, double scale) {
+  double q = std::round(static_cast<double>(w) / scale);
+  return static_cast<int8_t>(std::clamp(q, -127.0, 127.0));
+}
+
+}  // namespace cct::int8

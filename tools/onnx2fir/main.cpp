@@ -1,0 +1,164 @@
+// onnx2fir: ONNX, TFLite and TorchScript models to the quantized, fused
+// Frontend IR, with its .npy files.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "frontend/pipeline.hpp"
+#include "interp/parallel.hpp"
+#include "support/cli.hpp"
+#include "support/error.hpp"
+#include "support/io.hpp"
+#include "support/npy.hpp"
+
+using namespace cct;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::vector<int64_t> parse_shape(const std::string& s) {
+  std::vector<int64_t> out;
+  std::stringstream ss(s);
+  std::string part;
+  while (std::getline(ss, part, ',')) {
+    try {
+      size_t used = 0;
+      long long v = std::stoll(part, &used);
+      if (used != part.size() || v <= 0) throw std::invalid_argument(part);
+      out.push_back(v);
+    } catch (const std::exception&) {
+      throw_usage_error("--input-shape: '" + s + "' is not a list of positive integers such as 1,3,224,224");
+    }
+  }
+  if (out.empty()) throw_usage_error("--input-shape: empty shape");
+  return out;
+}
+
+void write_files(const std::string& dir, const std::vector<std::pair<std::string, NpyArray>>& files) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw_io_error(dir + ": cannot create directory: " + ec.message());
+  for (const auto& [name, a] : files) write_output((fs::path(dir) / name).string(), serialize_npy(a));
+}
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6f", v);
+  return buf;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::ToolInfo info{
+      "onnx2fir",
+      "import an ONNX, TFLite or TorchScript model, fuse and quantize it to INT8, write the Frontend IR",
+      "MODEL.onnx|MODEL.tflite|MODEL.pt",
+      "The FIR goes to -o (stdout by default). Its .npy files (int8 weights 'k', int32 biases 'b',\n"
+      "per-channel weight scales 'k_scale', constant operands) go to --data-dir, or next to the -o\n"
+      "file; with --data-dir the golden activations of the first calibration batch, computed by the\n"
+      "bit-accurate INT8 interpreter, are written there too.\n"
+      "Calibration: --calib DIR reads every .npy in DIR (one sample [C,H,W] or [1,C,H,W], or a stack\n"
+      "[n,C,H,W]); --calib-random N draws N seeded standard-normal samples (default 8).\n"
+      "--report prints, per layer, the cosine and euclidean similarity (1 - |x-y| / |(x+y)/2|) of the\n"
+      "float model and the INT8 FIR over the calibration inputs, flagging cosine < 0.9 or euclidean < 0.5.\n"
+      "PyTorch: save the nn.Module as TorchScript (torch.jit.trace(model.eval(), x).save('m.pt')) and\n"
+      "give --input-shape; it is exported to ONNX with /usr/bin/python3 (python3-torch)."};
+  return cli::run_tool(
+      argc, argv, info, {"model"},
+      [](cxxopts::Options& o) {
+        o.add_options()("model", "the model file ('-' = stdin)", cxxopts::value<std::string>());
+        cli::add_output_option(o, "Frontend IR (JSON)");
+        o.add_options()("batch", "batch size of the FIR (replaces the model's first input dimension)",
+                        cxxopts::value<int64_t>(), "N")(
+            "input-shape", "input shape, e.g. 1,3,224,224 (required for dynamic inputs and TorchScript)",
+            cxxopts::value<std::string>(), "N,C,H,W")("calib", "directory of calibration .npy files",
+                                                      cxxopts::value<std::string>(), "DIR")(
+            "calib-random", "calibrate on N seeded random inputs", cxxopts::value<int>(), "N")(
+            "calibrator", "minmax, percentile or kl", cxxopts::value<std::string>()->default_value("minmax"), "NAME")(
+            "percentile", "percentile for --calibrator percentile", cxxopts::value<double>()->default_value("99.99"), "P")(
+            "seed", "seed of --calib-random", cxxopts::value<uint64_t>()->default_value("1"), "S")(
+            "data-dir", "write the .npy files (model and golden activations) here", cxxopts::value<std::string>(), "DIR")(
+            "report", "compare float and INT8 layer by layer (on stderr)")(
+            "output-dtype", "float16 (as the reference) or float32: type of the float outputs",
+            cxxopts::value<std::string>()->default_value("float16"), "T")(
+            "threads", "worker threads (default: all cores)", cxxopts::value<int>(), "N")(
+            "quiet", "no progress messages");
+        cli::add_validate_option(o);
+      },
+      [](const cxxopts::ParseResult& r) {
+        std::string model = cli::required(r, "model", "model file");
+        std::string out = cli::output_path(r);
+        bool quiet = r.count("quiet") > 0;
+        if (r.count("threads")) {
+          int t = r["threads"].as<int>();
+          if (t < 1) throw_usage_error("--threads must be at least 1");
+          interp::set_thread_count(t);
+        }
+        frontend::CompileOptions opt;
+        if (r.count("input-shape")) opt.import.input_shape = parse_shape(r["input-shape"].as<std::string>());
+        if (r.count("batch")) {
+          int64_t b = r["batch"].as<int64_t>();
+          if (b < 1) throw_usage_error("--batch must be at least 1");
+          opt.import.batch = b;
+        }
+        if (r.count("calib") && r.count("calib-random")) throw_usage_error("give either --calib or --calib-random, not both");
+        if (r.count("calib")) opt.calib_dir = r["calib"].as<std::string>();
+        if (r.count("calib-random")) {
+          opt.calib_random = r["calib-random"].as<int>();
+          if (opt.calib_random < 1) throw_usage_error("--calib-random must be at least 1");
+        }
+        opt.calibrator = frontend::parse_calibrator(r["calibrator"].as<std::string>());
+        opt.percentile = r["percentile"].as<double>();
+        if (!(opt.percentile > 50.0 && opt.percentile <= 100.0)) throw_usage_error("--percentile must be in (50, 100]");
+        opt.seed = r["seed"].as<uint64_t>();
+        opt.report = r.count("report") > 0;
+        opt.output_dtype = r["output-dtype"].as<std::string>();
+        if (opt.output_dtype != "float16" && opt.output_dtype != "float32")
+          throw_usage_error("--output-dtype must be float16 or float32");
+        opt.validate = cli::validate_enabled(r);
+        std::string data_dir;
+        if (r.count("data-dir")) {
+          data_dir = r["data-dir"].as<std::string>();
+          opt.golden = true;
+        } else if (out != "-") {
+          data_dir = fs::path(out).parent_path().string();
+          if (data_dir.empty()) data_dir = ".";
+        }
+        auto progress = [&](const std::string& s) {
+          if (!quiet) std::cerr << "onnx2fir: " << s << "\n";
+        };
+        interp::Graph g = frontend::load_model(model, opt.import);
+        progress("imported " + display_name(model) + ": " + std::to_string(g.nodes.size()) + " nodes, opset " +
+                 std::to_string(g.opset));
+        frontend::CompileResult res = frontend::compile(std::move(g), opt, progress);
+        for (const auto& n : res.notes) cli::warn(n);
+        for (const auto& c : res.cpu_fallbacks) cli::warn("on the cpu: " + c);
+        // Everything is computed before anything is written.
+        if (!data_dir.empty()) {
+          write_files(data_dir, res.files);
+          write_files(data_dir, res.golden);
+        } else {
+          cli::warn("no --data-dir and the FIR goes to stdout: its .npy files are not written");
+        }
+        write_output(out, res.fir_text);
+        if (opt.report) {
+          std::ostringstream rep;
+          rep << "layer                                    operation         device  cosine    euclidean\n";
+          int flagged = 0;
+          for (const auto& l : res.report) {
+            char line[256];
+            std::snprintf(line, sizeof line, "%-40s %-17s %-7s %-9s %-9s%s\n", l.name.c_str(), l.operation.c_str(),
+                          l.device.c_str(), fmt(l.cosine).c_str(), fmt(l.euclidean).c_str(), l.flagged ? "  LOW" : "");
+            rep << line;
+            flagged += l.flagged;
+          }
+          rep << "final output cosine (INT8 vs float, " << res.calibration_samples
+              << " calibration inputs): " << fmt(res.output_cosine) << "\n";
+          rep << flagged << " layer(s) under cosine 0.9 or euclidean 0.5\n";
+          std::cerr << rep.str();
+        }
+        return kExitOk;
+      });
+}
