@@ -225,7 +225,7 @@ void SchemaPass::flush() {
   s.pending = {};
   s.pending.reserve(kChunkLines);
   // The second chunk shows the input is large: start the workers then.
-  if (s.workers.empty() && s.chunks.size() == 1) {
+  if (s.workers.empty() && s.chunks.size() == 2) {
     unsigned hw = std::thread::hardware_concurrency();
     unsigned n = hw > 1 ? std::min(hw - 1, 7u) : 0;
     for (unsigned i = 0; i < n; ++i) s.workers.emplace_back([this] { work(); });
