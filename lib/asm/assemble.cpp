@@ -141,6 +141,7 @@ struct Shared {
     int64_t address;
     std::array<int64_t, 4> dims;  // full tensor n, c, h, w
     int64_t bytes;
+    std::array<int64_t, 4> origin;  // coordinates of its first element in the whole activation
   };
   std::map<int64_t, DramAct> act_dram;    // DRAM load transfer id -> location of the stored tensor
   std::map<int64_t, DramAct> store_dram;  // DRAM store transfer id -> where it goes
@@ -560,6 +561,7 @@ void CoreAssembler::lw_dram(size_t k, const sir::WeightBufferEntry& e, isa::Mapp
   meta.reads = {{Space::DramWeights, addr, addr + size}};
   meta.writes = {{Space::Wl0, e.address * kWl0RowBytes, e.address * kWl0RowBytes + size}};
   meta.dram_layer = static_cast<int32_t>(layer_of(sh_, e.layer_name, p).layer_index);
+  meta.own_layer = e.layer_name == W()[k].layer_name;
   emit(std::move(in), std::move(meta));
 }
 
@@ -630,7 +632,8 @@ void CoreAssembler::lda(size_t k, const BufferTensor& b, isa::Mapping m) {
   const auto& full = it->second.dims;
   int64_t byt = it->second.bytes;
   auto rd = dims_of(ot->lower, ot->upper);
-  const auto& rl = ot->lower;
+  std::array<int64_t, 4> rl;  // the region's corner within the DRAM tensor
+  for (int i = 0; i < 4; ++i) rl[i] = ot->lower[i] - it->second.origin[i];
   Instruction c(Opcode::lda_cfg);
   c.mapping = m;
   c.set(Param::SME, 1);
@@ -865,11 +868,19 @@ void CoreAssembler::workload(size_t k) {
         sw = e.address;
         break;
       }
+    // Prefetch loads follow the first tile; in the Wl1 dialect a single-tile
+    // workload stores its output first.
+    const bool store_first = sh_.dialect == Dialect::Wl1 && tiles.size() == 1;
     for (size_t i = 0; i < tiles.size(); ++i) {
       if (w.layer_type == sir::LayerType::Pe) pe_tile(k, tiles[i].first, *tiles[i].second, sw);
       else vp_tile(k, tiles[i].first, *tiles[i].second);
-      if (i == 0)
+      if (i == 0 && !store_first)
         for (const auto& l : pre) emit_load(k, l);
+    }
+    if (store_first) {
+      stores(k);
+      for (const auto& l : pre) emit_load(k, l);
+      return;
     }
     if (tiles.empty())
       for (const auto& l : pre) emit_load(k, l);
@@ -1007,7 +1018,7 @@ void CoreAssembler::link_clyr() {
   for (size_t a = 0; a + 1 < dram.size(); ++a) {
     Built& x = out_[dram[a]];
     const Built& y = out_[dram[a + 1]];
-    if (x.meta.kind == Kind::Store || y.meta.kind != Kind::LoadWl0Dram) continue;
+    if (x.meta.kind == Kind::Store || y.meta.kind != Kind::LoadWl0Dram || y.meta.own_layer) continue;
     int32_t lay = y.meta.dram_layer;
     if (!x.inst.mapping.clyr.contains(lay)) {
       x.inst.mapping.clyr.push_back(lay);
@@ -1096,7 +1107,7 @@ void layout_dram(Shared& sh) {
     int64_t byt = 1;
     if (!d.destination.empty() && d.destination[0].layer_name)
       byt = element_bytes_of(layer_of(sh, *d.destination[0].layer_name, "/-1/out/" + std::to_string(i)), true);
-    sh.act_dram[d.transfer_id] = {cur, dims, byt};
+    sh.act_dram[d.transfer_id] = {cur, dims, byt, {d.lower[0], d.lower[1], d.lower[2], d.lower[3]}};
     cur += dims[0] * dims[1] * dims[2] * dims[3] * byt;
   }
   for (size_t i = 0; i < sh.s.dram.in.size(); ++i) {
@@ -1105,7 +1116,7 @@ void layout_dram(Shared& sh) {
     const Workload* w = sh.s.find_workload(x.workload_id);
     if (!w) fail(sh.o, "/-1/in/" + std::to_string(i) + "/workload_id", "no such workload");
     int64_t byt = element_bytes_of(layer_of(sh, w->layer_name, "/-1/in/" + std::to_string(i)), false);
-    Shared::DramAct a{cur, dims, byt};
+    Shared::DramAct a{cur, dims, byt, {x.lower[0], x.lower[1], x.lower[2], x.lower[3]}};
     sh.store_dram[x.transfer_id] = a;
     if (x.related_ofmap)
       for (int64_t r : *x.related_ofmap) sh.act_dram[r] = a;

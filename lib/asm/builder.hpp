@@ -38,6 +38,7 @@ struct Meta {
   Kind kind = Kind::Config;
   std::vector<Range> reads, writes;
   int32_t dram_layer = -1;  // LoadWl0Dram: the layer whose weights it loads
+  bool own_layer = false;   // LoadWl0Dram: that layer is the layer of the workload it is placed in
 };
 
 struct Built {

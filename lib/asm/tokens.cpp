@@ -3,14 +3,18 @@
 // Dependencies come from memory (read-after-write, write-after-read, and
 // write-after-write on data nobody has read yet, per byte range of L2, WL0
 // and the two DRAM regions) and from three scheduling rules of the original
-// tool chain: a DRAM load placed in a workload waits for the last compute
-// instruction of the previous workload, DRAM transfers keep their program
+// tool chain: a DRAM transfer placed in a workload, and the first compute
+// instruction of a workload, wait for the last compute instruction of the
+// previous workload, DRAM transfers keep their program
 // order among themselves (one DRAM channel), and the control queue releases
 // the first loads and receives the last store. A dependency becomes a token
 // unless it is already implied: per producer queue only the latest producer
 // counts, and a producer already released to the consumer's queue is dropped.
-// The Wl0 dialect also drops a producer the consumer knows to be complete
-// through the tokens of its queue predecessors and of its own producers; the
+// Channel order and control tokens are always kept otherwise (except the
+// channel predecessor of a store, an ordinary dependency). The Wl0 dialect
+// also drops a producer the consumer knows to be complete through the tokens
+// of its queue predecessor and of its own producers (for the previous
+// workload's end: only through the tokens chosen for the consumer); the
 // Wl1 dialect does not, and there tile weight loads (L2 -> WL0) are not
 // registered as readers of L2.
 #include <algorithm>
@@ -92,7 +96,6 @@ constexpr int kSpaces = kL2Inclusive + 1;
 bool is_dram_transfer(Kind k) {
   return k == Kind::LoadAct || k == Kind::LoadWeights || k == Kind::LoadWl0Dram || k == Kind::Store;
 }
-bool is_dram_load(Kind k) { return k == Kind::LoadAct || k == Kind::LoadWeights || k == Kind::LoadWl0Dram; }
 
 struct Dep {
   size_t producer;
@@ -182,6 +185,7 @@ std::vector<std::vector<Dep>> rule_deps(const std::vector<Built>& prog, const st
     if (prog[j].meta.kind == Kind::Store) last_store = static_cast<int64_t>(j);
   }
   std::array<bool, kQ> seen{};
+  std::vector<bool> compute_seen(wkl_order.size(), false);
   int64_t last_dram = -1;
   for (size_t j : order) {
     const Built& b = prog[j];
@@ -196,7 +200,15 @@ std::vector<std::vector<Dep>> rule_deps(const std::vector<Built>& prog, const st
         out[j].push_back({static_cast<size_t>(ct_bc_last), Token::Control});
       }
     }
-    if (is_dram_load(b.meta.kind)) {
+    // DRAM transfers and the first compute instruction of a workload wait for
+    // the last compute instruction of the previous workload.
+    bool first_compute = false;
+    if (b.meta.kind == Kind::Compute) {
+      int p = wkl_pos(b.inst.mapping.wkl);
+      first_compute = !compute_seen[p];
+      compute_seen[p] = true;
+    }
+    if (is_dram_transfer(b.meta.kind) || first_compute) {
       int p = wkl_pos(b.inst.mapping.wkl);
       if (p > 0 && last_compute_of[p - 1] >= 0 && static_cast<size_t>(last_compute_of[p - 1]) < j)
         out[j].push_back({static_cast<size_t>(last_compute_of[p - 1]), Token::PrevWorkload});
@@ -255,8 +267,10 @@ std::vector<Token> assign_tokens(std::vector<Built>& prog, const TokenRules& rul
     auto consider = [&](const Dep& d) {
       Queue qp = prog[d.producer].inst.queue();
       if (qp == qj && !self_queue(qj)) return;
-      auto& slot = is_forced(d.why) ? forced : other;
-      auto& why = is_forced(d.why) ? forced_why : other_why;
+      // A store's channel predecessor is an ordinary dependency.
+      const bool f = is_forced(d.why) && !(d.why == Token::Channel && prog[j].meta.kind == Kind::Store);
+      auto& slot = f ? forced : other;
+      auto& why = f ? forced_why : other_why;
       if (static_cast<int64_t>(d.producer) > slot[qi(qp)]) {
         slot[qi(qp)] = static_cast<int64_t>(d.producer);
         why[qi(qp)] = d.why;
@@ -290,7 +304,19 @@ std::vector<Token> assign_tokens(std::vector<Built>& prog, const TokenRules& rul
       int64_t i = other[q];
       if ((q == qi(qj) && self_queue(qj)) || rules.pairwise_only) {
         if (paired[q][qi(qj)] >= i) continue;
-      } else if (vc[q] >= i || paired[q][qi(qj)] >= i) {
+      } else if (paired[q][qi(qj)] >= i) {
+        continue;
+      } else if (other_why[q] == Token::PrevWorkload) {
+        // Only what the tokens already chosen for j make known covers the
+        // previous workload's end, not what j's queue predecessor knew.
+        Clock fresh = none;
+        for (int p = 0; p < kQ; ++p)
+          if (chosen[p] >= 0) {
+            for (int r = 0; r < kQ; ++r) fresh[r] = std::max(fresh[r], known[chosen[p]][r]);
+            fresh[p] = std::max(fresh[p], chosen[p]);
+          }
+        if (fresh[q] >= i) continue;
+      } else if (vc[q] >= i) {
         continue;
       }
       if (chosen[q] >= 0) continue;
@@ -327,10 +353,12 @@ std::vector<Token> assign_tokens(std::vector<Built>& prog, const TokenRules& rul
         return rank_of(kAscRank, qp(a)) < rank_of(kAscRank, qp(b));
       });
     } else {
+      // Channel, control and previous-workload tokens first, in that order.
+      auto head_rank = [](const Token* t) { return t->why == Token::Channel ? 0 : t->why == Token::Control ? 1 : 2; };
       std::vector<const Token*> head, rest, weights;
-      for (const Token* t : lst) (is_forced(t->why) ? head : rest).push_back(t);
+      for (const Token* t : lst) (is_forced(t->why) || t->why == Token::PrevWorkload ? head : rest).push_back(t);
       std::stable_sort(head.begin(), head.end(),
-                       [](const Token* a, const Token* b) { return a->why == Token::Channel && b->why != Token::Channel; });
+                       [&](const Token* a, const Token* b) { return head_rank(a) < head_rank(b); });
       if (prog[j].inst.queue() == Queue::PE) {
         std::vector<const Token*> keep;
         for (const Token* t : rest) (qp(t) == Queue::LW ? weights : keep).push_back(t);
@@ -340,8 +368,16 @@ std::vector<Token> assign_tokens(std::vector<Built>& prog, const TokenRules& rul
         if (wp(a) != wp(b)) return wp(a) > wp(b);
         return rank_of(kDescRank, qp(a)) < rank_of(kDescRank, qp(b));
       });
-      // Weights come second for the MAC array.
-      if (!weights.empty()) rest.insert(rest.begin() + std::min<size_t>(1, rest.size()), weights.begin(), weights.end());
+      // Weights come second for the MAC array, or right after an input brought by a DMA.
+      if (!weights.empty()) {
+        size_t at = std::min<size_t>(1, rest.size());
+        for (size_t n = 0; n < rest.size(); ++n)
+          if (rest[n]->why == Token::Raw && (qp(rest[n]) == Queue::LD || qp(rest[n]) == Queue::DT)) {
+            at = n + 1;
+            break;
+          }
+        rest.insert(rest.begin() + static_cast<std::ptrdiff_t>(at), weights.begin(), weights.end());
+      }
       lst = head;
       lst.insert(lst.end(), rest.begin(), rest.end());
     }
