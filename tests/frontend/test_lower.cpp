@@ -1,0 +1,231 @@
+// Lowering: fusion patterns, devices, dtypes and the FIR structure.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "frontend/graph_passes.hpp"
+#include "frontend/lower.hpp"
+#include "frontend/onnx_import.hpp"
+#include "onnx_builder.hpp"
+#include "support/error.hpp"
+
+using namespace cct;
+using cct::testing::OnnxBuilder;
+
+namespace {
+
+frontend::LoweredModel lower(OnnxBuilder& b, const frontend::LowerOptions& o = {}) {
+  auto g = frontend::import_onnx_bytes(b.bytes(), "m.onnx", ".");
+  frontend::simplify(g);
+  return frontend::lower(g, o);
+}
+
+std::vector<std::string> ops(const frontend::LoweredModel& m) {
+  std::vector<std::string> out;
+  for (const auto& l : m.layers) out.emplace_back(fir::op_name(l.op));
+  return out;
+}
+
+const frontend::LLayer& find(const frontend::LoweredModel& m, fir::Op op) {
+  for (const auto& l : m.layers)
+    if (l.op == op) return l;
+  FAIL("no layer of the operation");
+  return m.layers.front();
+}
+
+void conv(OnnxBuilder& b, const std::string& in, const std::string& out, int64_t cin, int64_t cout, int64_t k,
+          int64_t group = 1, int64_t stride = 1) {
+  b.random_init(out + "_w", {cout, cin / group, k, k}).random_init(out + "_b", {cout}, 0.1f);
+  auto& n = b.node("Conv", {in, out + "_w", out + "_b"}, {out});
+  OnnxBuilder::attr(n, "pads", std::vector<int64_t>{k / 2, k / 2, k / 2, k / 2});
+  OnnxBuilder::attr(n, "strides", std::vector<int64_t>{stride, stride});
+  if (group != 1) OnnxBuilder::attr(n, "group", group);
+}
+
+}  // namespace
+
+TEST_CASE("Conv + ReLU fuses into one conv2d after a quantize layer") {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 8, 8}).output("y", {1, 4, 8, 8});
+  conv(b, "x", "c", 3, 4, 3);
+  b.node("Relu", {"c"}, {"r"});
+  conv(b, "r", "y", 4, 4, 1);
+  auto m = lower(b);
+  CHECK(ops(m) == std::vector<std::string>{"quantize", "conv2d", "conv2d"});
+  const auto& c = m.layers[1];
+  CHECK(c.activation == std::optional<std::string>("relu"));
+  CHECK(c.padding == std::optional<std::array<int64_t, 4>>({1, 1, 1, 1}));
+  CHECK(c.out_dtype == "int8");
+  // the last layer feeds the graph output: no output quantization, float16 as in the reference
+  CHECK(m.layers.back().out_dtype == "float16");
+  CHECK(m.layers.front().name == "src_quantize_1_1");
+  CHECK(m.layers.front().out_dtype == "int8");
+}
+
+TEST_CASE("an int8 tensor read by a graph output and by a layer gets a dequantize layer") {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 8, 8}).output("y", {1, 4, 8, 8}).output("z", {1, 4, 8, 8});
+  conv(b, "x", "y", 3, 4, 3);
+  conv(b, "y", "z", 4, 4, 1);
+  auto m = lower(b);
+  CHECK(ops(m) == std::vector<std::string>{"quantize", "conv2d", "conv2d", "quantize"});
+  CHECK(m.layers[3].name == "dequantize_Conv_0_1");
+  CHECK(m.layers[3].out_dtype == "float16");
+}
+
+TEST_CASE("Clip(0, 6) fuses as relu6, other clips as clip with bounds") {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 8, 8}).output("y", {1, 4, 8, 8}).output("z", {1, 4, 8, 8});
+  conv(b, "x", "c1", 3, 4, 3);
+  b.init("zero", {}, {0.0f}).init("six", {}, {6.0f}).init("lo", {}, {-1.0f}).init("hi", {}, {2.0f});
+  b.node("Clip", {"c1", "zero", "six"}, {"y"});
+  conv(b, "x", "c2", 3, 4, 1);
+  b.node("Clip", {"c2", "lo", "hi"}, {"z"});
+  auto m = lower(b);
+  std::vector<std::string> acts;
+  for (const auto& l : m.layers)
+    if (l.op == fir::Op::Conv2d) acts.push_back(l.activation.value_or("none"));
+  CHECK(acts == std::vector<std::string>{"relu6", "clip"});
+}
+
+TEST_CASE("x * sigmoid(x) is silu, x * hardsigmoid(x) is hard_swish, SE gating is element_wise_mul") {
+  OnnxBuilder b;
+  b.input("x", {1, 4, 6, 6}).output("y", {1, 4, 6, 6});
+  conv(b, "x", "c", 4, 4, 3);
+  b.node("Sigmoid", {"c"}, {"s"});
+  b.node("Mul", {"c", "s"}, {"silu"});
+  auto& hs = b.node("HardSigmoid", {"silu"}, {"h"});
+  OnnxBuilder::attr(hs, "alpha", 1.0f / 6.0f);
+  OnnxBuilder::attr(hs, "beta", 0.5f);
+  b.node("Mul", {"h", "silu"}, {"hsw"});
+  b.node("GlobalAveragePool", {"hsw"}, {"gap"});
+  conv(b, "gap", "fc", 4, 4, 1);
+  b.node("Sigmoid", {"fc"}, {"gate"});
+  b.node("Mul", {"hsw", "gate"}, {"y"});
+  auto m = lower(b);
+  CHECK(ops(m) == std::vector<std::string>{"quantize", "conv2d", "silu", "hard_swish", "avg_pool2d", "conv2d", "sigmoid",
+                                           "element_wise_mul"});
+  CHECK(find(m, fir::Op::Silu).act_mode == "silu");
+  CHECK(find(m, fir::Op::HardSwish).act_mode == "hard_swish");
+}
+
+TEST_CASE("residual Add + ReLU is one element_wise_add with a relu group") {
+  OnnxBuilder b;
+  b.input("x", {1, 4, 6, 6}).output("y", {1, 4, 6, 6});
+  conv(b, "x", "c", 4, 4, 3);
+  b.node("Add", {"c", "x"}, {"a"});
+  b.node("Relu", {"a"}, {"y"});
+  auto m = lower(b);
+  const auto& add = find(m, fir::Op::ElementWiseAdd);
+  CHECK(add.relu_group);
+  CHECK(add.inputs.size() == 2);
+}
+
+TEST_CASE("GlobalAveragePool + Flatten + Gemm: avg_pool2d, dense on [N, C, 1, 1], reshape on the cpu") {
+  OnnxBuilder b;
+  b.input("x", {1, 8, 7, 7}).output("y", {1, 10});
+  b.node("GlobalAveragePool", {"x"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  b.random_init("fw", {10, 8}).random_init("fb", {10});
+  auto& gemm = b.node("Gemm", {"f", "fw", "fb"}, {"y"});
+  OnnxBuilder::attr(gemm, "transB", int64_t{1});
+  auto m = lower(b);
+  CHECK(ops(m) == std::vector<std::string>{"quantize", "avg_pool2d", "dense", "reshape"});
+  const auto& pool = find(m, fir::Op::AvgPool2d);
+  CHECK(pool.pool == std::optional<std::array<int64_t, 2>>({7, 7}));
+  CHECK(pool.pool_divisor == doctest::Approx(1.0 / 49));
+  const auto& d = find(m, fir::Op::Dense);
+  CHECK(d.weight->shape == interp::Shape{10, 8, 1, 1});
+  CHECK(d.out_shape == interp::Shape{1, 10, 1, 1});
+  CHECK(d.out_dtype == "float16");
+  CHECK(m.layers.back().device == fir::Device::Cpu);
+  CHECK(m.layers.back().out_shape == interp::Shape{1, 10});
+  CHECK(m.cpu_fallbacks.empty());  // reshapes are not fallbacks
+  frontend::LowerOptions f32;
+  f32.output_dtype = "float32";
+  auto m32 = lower(b, f32);
+  CHECK(find(m32, fir::Op::Dense).out_dtype == "float32");
+}
+
+TEST_CASE("depthwise and grouped convolutions keep their groups; concat shares quantization") {
+  OnnxBuilder b;
+  b.input("x", {1, 4, 6, 6}).output("y", {1, 2, 6, 6});
+  conv(b, "x", "dw", 4, 4, 3, 4);
+  conv(b, "x", "gc", 4, 8, 3, 2);
+  auto& cat = b.node("Concat", {"dw", "gc"}, {"cat"});
+  conv(b, "cat", "y", 12, 2, 1);
+  OnnxBuilder::attr(cat, "axis", int64_t{1});
+  auto m = lower(b);
+  std::vector<int64_t> groups;
+  std::vector<int> classes;
+  for (const auto& l : m.layers)
+    if (l.op == fir::Op::Conv2d) {
+      groups.push_back(l.groups.value_or(1));
+      classes.push_back(l.qclass);
+    }
+  CHECK(groups == std::vector<int64_t>{4, 2, 1});
+  const auto& c = find(m, fir::Op::Concat);
+  CHECK(c.axis == std::optional<int64_t>(1));
+  // both producers and the concat share one quantization class
+  CHECK(classes[0] == classes[1]);
+  CHECK(c.qclass == classes[0]);
+}
+
+TEST_CASE("softmax and transpose go to the cpu with float16 tensors around them") {
+  OnnxBuilder b;
+  b.input("x", {1, 4, 6}).output("y", {1, 6, 4});
+  b.random_init("w", {6, 6});
+  b.node("MatMul", {"x", "w"}, {"m"});
+  auto& t = b.node("Transpose", {"m"}, {"t"});
+  OnnxBuilder::attr(t, "perm", std::vector<int64_t>{0, 2, 1});
+  b.node("Softmax", {"t"}, {"s"});
+  b.random_init("w2", {4, 4});
+  b.node("MatMul", {"s", "w2"}, {"y"});
+  auto m = lower(b);
+  CHECK(ops(m) == std::vector<std::string>{"quantize", "dense", "transpose", "softmax", "quantize", "dense"});
+  CHECK(find(m, fir::Op::Softmax).device == fir::Device::Cpu);
+  CHECK(find(m, fir::Op::Transpose).device == fir::Device::Cpu);
+  CHECK(find(m, fir::Op::Softmax).out_dtype == "float16");
+  // the dense feeds the softmax through the transpose, so both carry float16
+  CHECK(find(m, fir::Op::Transpose).out_dtype == "float16");
+  CHECK(m.cpu_fallbacks.size() == 2);
+}
+
+TEST_CASE("operators without a FIR equivalent are listed") {
+  OnnxBuilder b;
+  b.input("x", {1, 4}).output("y", {1, 4});
+  b.node("Exp", {"x"}, {"e"}, "my_exp");
+  b.node("Log", {"e"}, {"y"}, "my_log");
+  try {
+    lower(b);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    std::string m = e.what();
+    CHECK(m.find("my_exp") != std::string::npos);
+    CHECK(m.find("my_log") != std::string::npos);
+    CHECK(m.find("no Frontend IR equivalent") != std::string::npos);
+  }
+}
+
+TEST_CASE("the FIR structure passes the format's semantic checks except for the quantizer's fields") {
+  OnnxBuilder b;
+  b.input("x", {2, 3, 8, 8}).output("y", {2, 5});
+  conv(b, "x", "c", 3, 4, 3, 1, 2);
+  b.node("Relu", {"c"}, {"r"});
+  auto& mp = b.node("MaxPool", {"r"}, {"p"});
+  OnnxBuilder::attr(mp, "kernel_shape", std::vector<int64_t>{2, 2});
+  OnnxBuilder::attr(mp, "strides", std::vector<int64_t>{2, 2});
+  b.node("Flatten", {"p"}, {"f"});
+  b.random_init("fw", {5, 16});
+  auto& gemm = b.node("Gemm", {"f", "fw"}, {"y"});
+  OnnxBuilder::attr(gemm, "transB", int64_t{1});
+  auto m = lower(b);
+  fir::Graph g = frontend::structure_of(m);
+  auto problems = fir::check(g, "s.json");
+  for (const auto& p : problems) CHECK(p.find("module_list") != std::string::npos);
+  const fir::Layer* c = g.find("Conv_0");
+  REQUIRE(c);
+  CHECK(c->input_shape == std::vector<fir::Shape>{{2, 3, 8, 8}, {4, 3, 3, 3}});
+  CHECK(c->output_shape == std::vector<fir::Shape>{{2, 4, 4, 4}});
+  CHECK(c->previous_layer == std::vector<std::string>{"src_quantize_1_1", "constant_Conv_0_k"});
+}

@@ -1,0 +1,182 @@
+// The whole pipeline on small models: a valid FIR, its files, golden
+// activations reproduced from disk by the quantized interpreter, the conv
+// arithmetic checked by hand, determinism and the report.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <map>
+
+#include "fir/fir.hpp"
+#include "frontend/onnx_import.hpp"
+#include "frontend/pipeline.hpp"
+#include "interp/fir_exec.hpp"
+#include "interp/int8_ops.hpp"
+#include "onnx_builder.hpp"
+#include "support/error.hpp"
+#include "support/io.hpp"
+#include "testing.hpp"
+
+using namespace cct;
+using cct::testing::OnnxBuilder;
+
+namespace {
+
+OnnxBuilder small_cnn() {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 10, 10}).output("y", {1, 4});
+  b.random_init("w1", {8, 3, 3, 3}).random_init("b1", {8}, 0.1f);
+  auto& c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"});
+  OnnxBuilder::attr(c1, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"});
+  auto& mp = b.node("MaxPool", {"r1"}, {"p1"});
+  OnnxBuilder::attr(mp, "kernel_shape", std::vector<int64_t>{2, 2});
+  OnnxBuilder::attr(mp, "strides", std::vector<int64_t>{2, 2});
+  b.random_init("w2", {8, 1, 3, 3}).random_init("b2", {8}, 0.1f);
+  auto& dw = b.node("Conv", {"p1", "w2", "b2"}, {"c2"});
+  OnnxBuilder::attr(dw, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  OnnxBuilder::attr(dw, "group", int64_t{8});
+  b.init("zero", {}, {0.0f}).init("six", {}, {6.0f});
+  b.node("Clip", {"c2", "zero", "six"}, {"r2"});
+  b.node("Add", {"r2", "p1"}, {"a"});
+  b.node("Sigmoid", {"a"}, {"s"});
+  b.node("Mul", {"a", "s"}, {"silu"});
+  b.node("GlobalAveragePool", {"silu"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  b.random_init("fw", {4, 8}).random_init("fb", {4}, 0.1f);
+  auto& gemm = b.node("Gemm", {"f", "fw", "fb"}, {"y"});
+  OnnxBuilder::attr(gemm, "transB", int64_t{1});
+  return b;
+}
+
+frontend::CompileResult compile(const OnnxBuilder& b, bool golden, bool report) {
+  frontend::CompileOptions o;
+  o.calib_random = 4;
+  o.golden = golden;
+  o.report = report;
+  return frontend::compile(frontend::import_onnx_bytes(b.bytes(), "small.onnx", "."), o);
+}
+
+std::map<std::string, const NpyArray*> by_name(const frontend::CompileResult& r) {
+  std::map<std::string, const NpyArray*> m;
+  for (const auto& [n, a] : r.files) m[n] = &a;
+  for (const auto& [n, a] : r.golden) m[n] = &a;
+  return m;
+}
+
+}  // namespace
+
+TEST_CASE("the FIR is valid and names files that exist") {
+  auto r = compile(small_cnn(), true, false);
+  fir::Graph g = fir::parse_fir(r.fir_text, "small.json");  // schema and semantic checks
+  std::vector<std::string> ops;
+  for (const auto* l : g.in_index_order()) ops.push_back(l->operation);
+  CHECK(ops == std::vector<std::string>{"quantize", "conv2d", "max_pool2d", "conv2d", "element_wise_add", "silu",
+                                        "avg_pool2d", "dense", "reshape"});
+  auto files = by_name(r);
+  for (const auto& l : g.layers())
+    for (const auto& [role, name] : l.file_list) CHECK_MESSAGE(files.count(name), l.name << " " << role << " " << name);
+  const fir::Layer* dw = g.find("Conv_3");
+  REQUIRE(dw);
+  CHECK(dw->groups == std::optional<int64_t>(8));
+  CHECK(dw->activation->type == std::optional<std::string>("relu6"));
+  CHECK(files.at(*dw->file("k"))->type == NpyType::I8);
+  CHECK(files.at(*dw->file("b"))->type == NpyType::F32);
+  CHECK(files.at(*dw->file("k_scale"))->shape == std::vector<int64_t>{8});
+}
+
+TEST_CASE("golden activations are reproduced from the files on disk, bit for bit") {
+  auto r = compile(small_cnn(), true, false);
+  std::string dir = cct::testing::temp_dir("frontend_golden");
+  for (const auto& [n, a] : r.files) write_npy(dir + "/" + n, a);
+  for (const auto& [n, a] : r.golden) write_npy(dir + "/" + n, a);
+  write_output(dir + "/small.json", r.fir_text);
+  fir::Graph g = fir::read_fir(dir + "/small.json");
+  interp::FirExecutor exec(g, interp::directory_loader(dir));
+  NpyArray in = read_npy(dir + "/src_quantize_1_1_input_activation1.npy");
+  CHECK(in.type == NpyType::F16);
+  interp::Tensor x = interp::Tensor::floats(in.shape, in.to_float());
+  int compared = 0;
+  exec.run({x}, [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&, const interp::QTensor& out) {
+    NpyArray want = read_npy(dir + "/" + *l.file("output_activation1"));
+    NpyArray got = out.to_npy();
+    CHECK_MESSAGE(got.bytes == want.bytes, l.name);
+    CHECK(got.shape == want.shape);
+    ++compared;
+  });
+  CHECK(compared == static_cast<int>(g.size()));
+}
+
+TEST_CASE("the quantized convolution matches a direct computation with int8_ops") {
+  auto r = compile(small_cnn(), true, false);
+  fir::Graph g = fir::parse_fir(r.fir_text, "small.json");
+  auto files = by_name(r);
+  const fir::Layer& c = *g.find("Conv_0");
+  auto in = files.at(*c.file("input_activation1"))->to_int();
+  auto out = files.at(*c.file("output_activation1"))->to_int();
+  auto k = files.at(*c.file("k"))->to_int();
+  auto b = files.at(*c.file("b"))->to_float();
+  auto ks = files.at(*c.file("k_scale"))->to_double();
+  const auto& qi = *c.quant_info;
+  int zp = static_cast<int>(qi.inputs[0].zero_point);
+  int checked = 0;
+  for (int oc = 0; oc < 8; ++oc)
+    for (int oh = 0; oh < 10; oh += 3)
+      for (int ow = 0; ow < 10; ow += 4) {
+        int32_t acc = 0;
+        for (int ic = 0; ic < 3; ++ic)
+          for (int i = 0; i < 3; ++i)
+            for (int j = 0; j < 3; ++j) {
+              int ih = oh - 1 + i, iw = ow - 1 + j;
+              if (ih < 0 || ih >= 10 || iw < 0 || iw >= 10) continue;
+              acc += static_cast<int32_t>(in[(ic * 10 + ih) * 10 + iw] + zp) * static_cast<int32_t>(k[((oc * 3 + ic) * 3 + i) * 3 + j]);
+            }
+        float real = int8::pe_to_real(acc, int8::param(qi.inputs[0].scale * ks[oc]), b[oc]);
+        real = int8::activate(int8::Activation{int8::Act::Relu}, real);
+        int8_t q = int8::post_cal(real, int8::param(*qi.output_scale), int8::param(*qi.output_zero_point), int8::Carry::Round);
+        CHECK(out[(oc * 10 + oh) * 10 + ow] == q);
+        ++checked;
+      }
+  CHECK(checked == 8 * 4 * 3);
+}
+
+TEST_CASE("compiling twice gives identical bytes") {
+  auto a = compile(small_cnn(), true, false);
+  auto b = compile(small_cnn(), true, false);
+  CHECK(a.fir_text == b.fir_text);
+  REQUIRE(a.files.size() == b.files.size());
+  for (size_t k = 0; k < a.files.size(); ++k) CHECK(serialize_npy(a.files[k].second) == serialize_npy(b.files[k].second));
+  REQUIRE(a.golden.size() == b.golden.size());
+  for (size_t k = 0; k < a.golden.size(); ++k) CHECK(serialize_npy(a.golden[k].second) == serialize_npy(b.golden[k].second));
+}
+
+TEST_CASE("the report compares every layer and the final output") {
+  auto r = compile(small_cnn(), false, true);
+  CHECK(r.report.size() >= 8);
+  for (const auto& l : r.report) {
+    CHECK_MESSAGE(l.cosine > 0.95, l.name);
+    CHECK(l.flagged == (l.cosine < 0.9 || l.euclidean < 0.5));
+  }
+  CHECK(r.output_cosine > 0.99);
+  CHECK(r.calibration_samples == 4);
+}
+
+TEST_CASE("calibration inputs from a directory, and their errors") {
+  std::string dir = cct::testing::temp_dir("frontend_calib");
+  interp::Tensor x = interp::Tensor::floats({2, 3, 10, 10});
+  for (size_t k = 0; k < x.f.size(); ++k) x.f[k] = std::cos(0.1f * static_cast<float>(k));
+  write_npy(dir + "/a.npy", NpyArray::from_float(x.f, {2, 3, 10, 10}));                      // a stack of two
+  write_npy(dir + "/b.npy", NpyArray::from_float(std::vector<float>(x.f.begin(), x.f.begin() + 300), {3, 10, 10}));
+  frontend::CompileOptions o;
+  o.calib_dir = dir;
+  auto r = frontend::compile(frontend::import_onnx_bytes(small_cnn().bytes(), "small.onnx", "."), o);
+  CHECK(r.calibration_samples == 3);
+  write_npy(dir + "/c.npy", NpyArray::from_float(std::vector<float>(12, 0.0f), {3, 4}));
+  try {
+    frontend::compile(frontend::import_onnx_bytes(small_cnn().bytes(), "small.onnx", "."), o);
+    FAIL("expected an error");
+  } catch (const Error& e) {
+    std::string m = e.what();
+    CHECK(m.find("c.npy") != std::string::npos);
+    CHECK(m.find("does not match the model input [1, 3, 10, 10]") != std::string::npos);
+  }
+}
