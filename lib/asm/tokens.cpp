@@ -7,7 +7,7 @@
 // instruction of a workload, wait for the last compute instruction of the
 // previous workload, DRAM transfers keep their program
 // order among themselves (one DRAM channel), and the control queue releases
-// the first loads and receives the last store. A dependency becomes a token
+// the first loads and receives the last store and the last core-to-core send. A dependency becomes a token
 // unless it is already implied: per producer queue only the latest producer
 // counts, and a producer already released to the consumer's queue is dropped.
 // Channel order and control tokens are always kept otherwise (except the
@@ -176,13 +176,14 @@ std::vector<std::vector<Dep>> rule_deps(const std::vector<Built>& prog, const st
     }
     if (prog[j].meta.kind == Kind::Compute) last_compute_of[wkl_pos(w)] = static_cast<int64_t>(j);
   }
-  int64_t ct_st = -1, ct_bc_last = -1, ct_ed = -1, last_store = -1;
+  int64_t ct_st = -1, ct_bc_last = -1, ct_ed = -1, last_store = -1, last_send = -1;
   for (size_t j : order) {
     auto op = prog[j].inst.op();
     if (op == isa::Opcode::ct_st) ct_st = static_cast<int64_t>(j);
     if (op == isa::Opcode::ct_bc) ct_bc_last = static_cast<int64_t>(j);
     if (op == isa::Opcode::ct_ed) ct_ed = static_cast<int64_t>(j);
     if (prog[j].meta.kind == Kind::Store) last_store = static_cast<int64_t>(j);
+    if (prog[j].meta.kind == Kind::Send) last_send = static_cast<int64_t>(j);
   }
   std::array<bool, kQ> seen{};
   std::vector<bool> compute_seen(wkl_order.size(), false);
@@ -218,7 +219,9 @@ std::vector<std::vector<Dep>> rule_deps(const std::vector<Built>& prog, const st
       last_dram = static_cast<int64_t>(j);
     }
   }
+  // The program ends when its outputs have left the core: the last store and the last send.
   if (ct_ed >= 0 && last_store >= 0) out[ct_ed].push_back({static_cast<size_t>(last_store), Token::Control});
+  if (ct_ed >= 0 && last_send >= 0) out[ct_ed].push_back({static_cast<size_t>(last_send), Token::Control});
   return out;
 }
 

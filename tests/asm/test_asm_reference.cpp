@@ -182,3 +182,48 @@ TEST_CASE("the asm tool: JSON Lines by default, --legacy, --check") {
   auto u = testing::run_tool("asm", sir_path(p) + " --arch zebu-1core");
   CHECK(u.exit_code == 2);  // --fir missing
 }
+
+// Two cores (tests/asm/data/two_core.sir.json: the first two workloads of the
+// ResNet-34 b1 schedule, the second moved to core 1, its ofmap sent to DRAM):
+// core 0 quantizes the input and sends it to core 1, which convolves and stores.
+TEST_CASE("asm: a two-core schedule gives per-core streams joined by so_mov/si_mov") {
+  std::string sir_file = testing::source_dir() + "/tests/asm/data/two_core.sir.json";
+  auto sched = sir::read_sir(sir_file);
+  auto graph = fir::read_fir(fir_path(kPairs[0]));
+  auto arch = arch::load_architecture("chip-64tops");
+  assembler::Options o;
+  o.sir_file = sir_file;
+  isa::Program prog = assembler::assemble(sched, graph, arch, o);
+  const isa::Instruction* so = nullptr;
+  const isa::Instruction* si = nullptr;
+  const isa::Instruction* end0 = nullptr;
+  int cores_seen[2] = {0, 0};
+  for (const auto& in : prog.instructions) {
+    REQUIRE(in.mapping.core_written);
+    REQUIRE((in.mapping.core == 0 || in.mapping.core == 1));
+    cores_seen[in.mapping.core]++;
+    if (in.op() == isa::Opcode::so_mov) so = &in;
+    if (in.op() == isa::Opcode::si_mov) si = &in;
+    if (in.op() == isa::Opcode::ct_ed && in.mapping.core == 0) end0 = &in;
+  }
+  CHECK(cores_seen[0] > 0);
+  CHECK(cores_seen[1] > 0);
+  REQUIRE(so != nullptr);
+  REQUIRE(si != nullptr);
+  CHECK(so->mapping.core == 0);
+  CHECK(so->get(isa::Param::DCORE) == 1);
+  CHECK(si->mapping.core == 1);
+  CHECK(si->get(isa::Param::SCORE) == 0);
+  CHECK(so->get(isa::Param::TAG) == si->get(isa::Param::TAG));
+  // The sender waits for the VP that wrote the block; the receiver releases the PE.
+  CHECK(so->prev.contains(isa::Queue::VP));
+  CHECK(si->next.contains(isa::Queue::PE));
+  // Core 0 ends when its send has left.
+  REQUIRE(end0 != nullptr);
+  CHECK(end0->prev.contains(isa::Queue::SO));
+  // Tokens balance per core, sends match receives, no deadlock.
+  auto rep = assembler::check(prog, arch);
+  CHECK_MESSAGE(rep.ok(), rep.text("two-core"));
+  // A single-core architecture has no core 1.
+  CHECK_THROWS(assembler::assemble(sched, graph, arch::load_architecture("zebu-1core"), o));
+}
