@@ -890,7 +890,7 @@ void CoreAssembler::workload(size_t k) {
 
 // Weights kept in L2 stream into two WL0 slots tile by tile: before tile i
 // the weights of tile i+1 go into the other slot, then (first tile only) tile
-// i's own. The DRAM transfers of the workload take one tile block each.
+// i's own. The DRAM transfers of the workload go between the tile blocks.
 void CoreAssembler::core_tiles(size_t k, const sir::WeightBufferEntry& entry, const std::vector<Load>& own,
                                const std::vector<Load>& pre) {
   const Workload& w = W()[k];
@@ -911,11 +911,12 @@ void CoreAssembler::core_tiles(size_t k, const sir::WeightBufferEntry& entry, co
   int64_t slots[2] = {A, B};
   bool prefetch_first = block0_prefetch(k, A, B, per);
   std::vector<bool> loaded(n, false);
-  std::vector<Load> queue = own;
-  queue.insert(queue.end(), pre.begin(), pre.end());
-  size_t qpos = 0;
-  size_t own_count = own.size();
+  // The own loads go in block 0; then each tile block takes one prefetch, at
+  // most one per DMA queue over the workload; the rest follow the last tile.
+  std::vector<Load> queue = pre;
   size_t first_block = prefetch_first ? 0 : 1;
+  std::set<int> used_queues;
+  auto dma_queue = [](const Load& l) { return l.type == Load::Wl0Dram ? 0 : l.type == Load::Receive ? 2 : 1; };
   for (size_t i = 0; i < n; ++i) {
     if (i + 1 < n && (i > 0 || prefetch_first)) {
       lw_tile(k, tiles[i + 1].first, *tiles[i + 1].second, slots[(i + 1) % 2], l2->address);
@@ -925,14 +926,19 @@ void CoreAssembler::core_tiles(size_t k, const sir::WeightBufferEntry& entry, co
       lw_tile(k, tiles[i].first, *tiles[i].second, slots[i % 2], l2->address);
       loaded[i] = true;
     }
-    if (i == 0 && own_count > 0) {
-      while (qpos < own_count) emit_load(k, queue[qpos++]);
-    } else if (i >= first_block && qpos < queue.size()) {
-      emit_load(k, queue[qpos++]);
+    if (i == 0 && !own.empty()) {
+      for (const auto& l : own) emit_load(k, l);
+    } else if (i >= first_block) {
+      for (size_t q = 0; q < queue.size(); ++q)
+        if (used_queues.insert(dma_queue(queue[q])).second) {
+          emit_load(k, queue[q]);
+          queue.erase(queue.begin() + static_cast<std::ptrdiff_t>(q));
+          break;
+        }
     }
     pe_tile(k, tiles[i].first, *tiles[i].second, slots[i % 2]);
   }
-  while (qpos < queue.size()) emit_load(k, queue[qpos++]);
+  for (const auto& l : queue) emit_load(k, l);
 }
 
 // Whether the second tile's weights are loaded before the first tile runs:
