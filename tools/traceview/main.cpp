@@ -1,10 +1,16 @@
 // traceview: where the cycles and the energy of a trace go.
+#include <optional>
+#include <utility>
+#include <vector>
+
 #include "arch/arch.hpp"
 #include "fir/fir.hpp"
 #include "support/cli.hpp"
 #include "support/io.hpp"
 #include "trace/trace.hpp"
 #include "traceview/analysis.hpp"
+#include "traceview/compare.hpp"
+#include "traceview/views.hpp"
 
 int main(int argc, char** argv) {
   using namespace cct;
@@ -27,7 +33,18 @@ int main(int argc, char** argv) {
       "go to its layer. Waiting is thus charged to the layer that waited.\n"
       "\n"
       "MACs and DRAM bytes come from the trace when it carries ops/bytes (zebusim), otherwise from the\n"
-      "timing model (lib/timing) on --arch; energy only from the trace, split by component with the model.\n"};
+      "timing model (lib/timing) on --arch; energy only from the trace, split by component with the model.\n"
+      "\n"
+      "--html writes one self-contained page (no network): a zoomable Gantt chart, one lane per core and queue\n"
+      "plus the critical path, hover for an instruction's parameters, the layer table beside it. --chrome\n"
+      "writes Chrome Trace Event JSON (Perfetto, chrome://tracing): one complete event per instruction,\n"
+      "pid = core, tid = queue. --svg writes a static Gantt chart.\n"
+      "\n"
+      "--compare OTHER: TRACE is 'ours', OTHER the reference (same program). Prints the totals and their\n"
+      "difference, duration errors per instruction class and per layer, the --top N instructions that differ\n"
+      "most and the first divergence; the last lines are the figures of isa_compare.py trace TRACE OTHER\n"
+      "(total error, MAPE/MdAPE/P90 over non-configuration, non-control instructions). Exit 1 when the two\n"
+      "are not the same program.\n"};
   return cli::run_tool(
       argc, argv, info, {"trace"},
       [](cxxopts::Options& o) {
@@ -41,6 +58,14 @@ int main(int argc, char** argv) {
         cli::add_output_option(o, "summary or comparison");
         o.add_options()("path-runs", "critical-path runs listed in the summary (0 = all)",
                         cxxopts::value<size_t>()->default_value("40"), "N");
+        o.add_options()("html", "write the interactive HTML view to FILE", cxxopts::value<std::string>(), "FILE");
+        o.add_options()("html-param-limit", "embed instruction parameters in the HTML up to N instructions",
+                        cxxopts::value<size_t>()->default_value("300000"), "N");
+        o.add_options()("chrome", "write Chrome Trace Event JSON to FILE", cxxopts::value<std::string>(), "FILE");
+        o.add_options()("svg", "write a static SVG Gantt chart to FILE", cxxopts::value<std::string>(), "FILE");
+        o.add_options()("svg-width", "width of the SVG in pixels", cxxopts::value<int>()->default_value("1600"), "PX");
+        o.add_options()("compare", "compare TRACE (ours) with OTHER (the reference)", cxxopts::value<std::string>(), "OTHER");
+        o.add_options()("top", "--compare: instructions listed that differ most", cxxopts::value<size_t>()->default_value("10"), "N");
         cli::add_validate_option(o);
       },
       [](const cxxopts::ParseResult& r) {
@@ -59,7 +84,43 @@ int main(int argc, char** argv) {
         opt.fir = graph ? &*graph : nullptr;
         opt.file = display_name(trace_path);
         traceview::Analysis a = traceview::analyze(t, opt);
-        write_output(cli::output_path(r), traceview::format_summary(a, display_name(trace_path), r["path-runs"].as<size_t>()));
+        std::string name = display_name(trace_path);
+
+        if (r.count("compare")) {
+          for (const char* other : {"html", "chrome", "svg", "summary"})
+            if (r.count(other)) throw_usage_error(std::string("--compare cannot be combined with --") + other);
+          std::string ref_path = r["compare"].as<std::string>();
+          trace::Trace ref = trace::read_trace(ref_path, validate);
+          traceview::Options ref_opt = opt;
+          ref_opt.file = display_name(ref_path);
+          traceview::Analysis ra = traceview::analyze(ref, ref_opt);
+          traceview::Comparison c = traceview::compare_traces(t, ref, a, ra, r["top"].as<size_t>());
+          write_output(cli::output_path(r), traceview::format_comparison(c, t, ref, ra, name, display_name(ref_path)));
+          return c.comparable ? kExitOk : kExitCheckFailed;
+        }
+
+        // Every output is built before any is written, so a failure leaves none half done.
+        std::vector<std::pair<std::string, std::string>> outputs;
+        if (r.count("html")) {
+          traceview::HtmlOptions ho;
+          ho.title = "traceview: " + name;
+          ho.param_limit = r["html-param-limit"].as<size_t>();
+          outputs.emplace_back(r["html"].as<std::string>(), traceview::format_html(t, a, ho));
+        }
+        if (r.count("chrome")) {
+          std::string path = r["chrome"].as<std::string>();
+          outputs.emplace_back(path, traceview::format_chrome_trace(t, a, validate, display_name(path)));
+        }
+        if (r.count("svg")) {
+          traceview::SvgOptions so;
+          so.title = "traceview: " + name;
+          so.width = r["svg-width"].as<int>();
+          if (so.width < 200 || so.width > 100000) throw_usage_error("--svg-width must be between 200 and 100000 pixels");
+          outputs.emplace_back(r["svg"].as<std::string>(), traceview::format_svg(t, a, so));
+        }
+        if (r.count("summary") || outputs.empty() || r.count("output"))
+          outputs.emplace_back(cli::output_path(r), traceview::format_summary(a, name, r["path-runs"].as<size_t>()));
+        for (const auto& [path, text] : outputs) write_output(path, text);
         return kExitOk;
       });
 }
