@@ -309,6 +309,11 @@ interp::Graph import_onnx_bytes(const std::string& bytes, const std::string& nam
     first = false;
   }
 
+  // Shapes recorded in the file were computed for the original input shape.
+  if (!options.input_shape.empty() || options.batch > 0) {
+    g->clear_value_info();
+    for (auto& out : *g->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
+  }
   try {
     onnx::ShapeInferenceOptions opts(false, 0, true);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), opts);

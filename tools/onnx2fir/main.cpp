@@ -142,6 +142,11 @@ int main(int argc, char** argv) {
         } else {
           cli::warn("no --data-dir and the FIR goes to stdout: its .npy files are not written");
         }
+        if (out != "-") {
+          fs::path parent = fs::path(out).parent_path();
+          std::error_code ec;
+          if (!parent.empty()) fs::create_directories(parent, ec);
+        }
         write_output(out, res.fir_text);
         if (opt.report) {
           std::ostringstream rep;

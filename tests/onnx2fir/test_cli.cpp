@@ -1,0 +1,171 @@
+// onnx2fir as a user runs it: help, errors and exit codes, outputs.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+#include "fir/fir.hpp"
+#include "onnx_builder.hpp"
+#include "support/error.hpp"
+#include "support/io.hpp"
+#include "testing.hpp"
+
+using namespace cct;
+using cct::testing::OnnxBuilder;
+namespace fs = std::filesystem;
+
+namespace {
+
+OnnxBuilder tiny(int64_t batch = 1) {
+  OnnxBuilder b;
+  b.input("x", {batch, 3, 8, 8}).output("y", {batch, 5});
+  b.random_init("w", {4, 3, 3, 3}).random_init("b", {4}, 0.1f);
+  auto& c = b.node("Conv", {"x", "w", "b"}, {"c"});
+  OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"});
+  b.node("GlobalAveragePool", {"r"}, {"g"});
+  b.node("Flatten", {"g"}, {"f"});
+  b.random_init("fw", {5, 4}).random_init("fb", {5}, 0.1f);
+  auto& gemm = b.node("Gemm", {"f", "fw", "fb"}, {"y"});
+  OnnxBuilder::attr(gemm, "transB", int64_t{1});
+  return b;
+}
+
+std::string write_model(const std::string& dir, const std::string& name, const OnnxBuilder& b) {
+  std::string p = dir + "/" + name;
+  cct::testing::write_file(p, b.bytes());
+  return p;
+}
+
+bool torch_available() {
+  return cct::testing::run("/usr/bin/python3 -c 'import torch' 2>/dev/null").exit_code == 0;
+}
+
+}  // namespace
+
+TEST_CASE("--help and --version") {
+  auto r = cct::testing::run_tool("onnx2fir", "--help");
+  CHECK(r.exit_code == 0);
+  for (const char* opt : {"--batch", "--calib", "--calib-random", "--calibrator", "--data-dir", "--input-shape", "--report", "-o"})
+    CHECK_MESSAGE(r.out.find(opt) != std::string::npos, opt);
+  r = cct::testing::run_tool("onnx2fir", "--version");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("onnx2fir") == 0);
+}
+
+TEST_CASE("usage errors, missing and corrupt files have distinct exit codes") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_errors");
+  auto r = cct::testing::run_tool("onnx2fir", "");
+  CHECK(r.exit_code == kExitUsage);
+  r = cct::testing::run_tool("onnx2fir", dir + "/missing.onnx -o " + dir + "/x.json");
+  CHECK(r.exit_code == kExitIo);
+  CHECK(r.err.find("onnx2fir: ") == 0);
+  CHECK(!fs::exists(dir + "/x.json"));
+  cct::testing::write_file(dir + "/junk.onnx", std::string(100, '\x07'));
+  r = cct::testing::run_tool("onnx2fir", dir + "/junk.onnx -o " + dir + "/x.json");
+  CHECK(r.exit_code == kExitInvalidInput);
+  CHECK(r.err.find(dir + "/junk.onnx: ") != std::string::npos);
+  CHECK(!fs::exists(dir + "/x.json"));  // never a half-written output
+  std::string good = tiny().bytes();
+  cct::testing::write_file(dir + "/cut.onnx", good.substr(0, good.size() - 40));
+  r = cct::testing::run_tool("onnx2fir", dir + "/cut.onnx -o " + dir + "/x.json");
+  CHECK(r.exit_code == kExitInvalidInput);
+  CHECK(r.err.find("truncated") != std::string::npos);
+  r = cct::testing::run_tool("onnx2fir", write_model(dir, "m.onnx", tiny()) + " --calibrator best");
+  CHECK(r.exit_code == kExitUsage);
+  r = cct::testing::run_tool("onnx2fir", dir + "/m.onnx --input-shape 1,x,8,8");
+  CHECK(r.exit_code == kExitUsage);
+  r = cct::testing::run_tool("onnx2fir", dir + "/m.onnx --calib " + dir + "/nodir --calib-random 2");
+  CHECK(r.exit_code == kExitUsage);
+}
+
+TEST_CASE("unsupported operators and dynamic shapes are explained") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_unsupported");
+  OnnxBuilder u;
+  u.input("x", {1, 4}).output("y", {1, 4});
+  u.node("Hardmax", {"x"}, {"y"}, "the_hardmax");
+  auto r = cct::testing::run_tool("onnx2fir", write_model(dir, "u.onnx", u) + " -o " + dir + "/u.json");
+  CHECK(r.exit_code == kExitInvalidInput);
+  CHECK(r.err.find("the_hardmax") != std::string::npos);
+  CHECK(r.err.find("Hardmax") != std::string::npos);
+  OnnxBuilder d = tiny(-1);
+  std::string model = write_model(dir, "dyn.onnx", d);
+  r = cct::testing::run_tool("onnx2fir", model + " -o " + dir + "/d.json");
+  CHECK(r.exit_code == kExitInvalidInput);
+  CHECK(r.err.find("--input-shape") != std::string::npos);
+  r = cct::testing::run_tool("onnx2fir", model + " --input-shape 2,3,8,8 --calib-random 2 --quiet -o " + dir + "/d.json");
+  CHECK(r.exit_code == 0);
+  fir::Graph g = fir::read_fir(dir + "/d.json");
+  CHECK(g.find("src_quantize_1_1")->output_shape[0] == fir::Shape{2, 3, 8, 8});
+}
+
+TEST_CASE("a full run: FIR, weights, golden activations, report") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_full");
+  std::string model = write_model(dir, "m.onnx", tiny());
+  auto r = cct::testing::run_tool("onnx2fir", model + " -o " + dir + "/out/m.fir.json --calib-random 3 --data-dir " +
+                                                  dir + "/data --report --calibrator percentile");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.out.empty());
+  fir::Graph g = fir::read_fir(dir + "/out/m.fir.json");
+  CHECK(g.size() == 5);  // quantize, conv2d, avg_pool2d, dense, reshape
+  for (const auto& l : g.layers())
+    for (const auto& [role, file] : l.file_list) CHECK_MESSAGE(fs::exists(dir + "/data/" + file), file);
+  CHECK(r.err.find("final output cosine") != std::string::npos);
+  CHECK(r.err.find("Conv_0") != std::string::npos);
+  // without --data-dir the model files go next to the FIR, golden data is not written
+  r = cct::testing::run_tool("onnx2fir", model + " -o " + dir + "/side/m.fir.json --calib-random 3 --quiet");
+  REQUIRE(r.exit_code == 0);
+  CHECK(fs::exists(dir + "/side/Conv_0_k.npy"));
+  CHECK(!fs::exists(dir + "/side/Conv_0_output_activation1.npy"));
+}
+
+TEST_CASE("stdin, stdout, zstd output and determinism") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_io");
+  std::string model = write_model(dir, "m.onnx", tiny());
+  auto a = cct::testing::run_tool("onnx2fir", "- --calib-random 2 --quiet", cct::testing::read_file(model));
+  REQUIRE(a.exit_code == 0);
+  CHECK(a.err.find("not written") != std::string::npos);  // no .npy files without a directory
+  auto b = cct::testing::run_tool("onnx2fir", model + " --calib-random 2 --quiet");
+  REQUIRE(b.exit_code == 0);
+  CHECK(a.out == b.out);
+  CHECK(a.out.find("\"src_quantize_1_1\"") != std::string::npos);
+  auto c = cct::testing::run_tool("onnx2fir", model + " --calib-random 2 --quiet -o " + dir + "/m.fir.json.zst");
+  REQUIRE(c.exit_code == 0);
+  CHECK(read_input(dir + "/m.fir.json.zst") == b.out);
+  auto d = cct::testing::run_tool("onnx2fir", model + " --calib-random 2 --quiet --threads 1");
+  CHECK(d.out == b.out);  // thread count does not change the result
+}
+
+TEST_CASE("TorchScript archives go through python3-torch") {
+  if (!torch_available()) {
+    MESSAGE("python3-torch not installed: skipping the TorchScript run");
+    return;
+  }
+  std::string dir = cct::testing::temp_dir("onnx2fir_torchscript");
+  std::string script = R"PY(
+import torch, sys
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3, padding=1), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 2)).eval()
+torch.jit.trace(m, torch.zeros(1, 3, 8, 8)).save(sys.argv[1])
+)PY";
+  cct::testing::write_file(dir + "/make.py", script);
+  auto mk = cct::testing::run("/usr/bin/python3 " + dir + "/make.py " + dir + "/m.pt");
+  REQUIRE_MESSAGE(mk.exit_code == 0, mk.err);
+  auto r = cct::testing::run_tool("onnx2fir", dir + "/m.pt --input-shape 1,3,8,8 --calib-random 2 --quiet -o " + dir + "/m.json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  fir::Graph g = fir::read_fir(dir + "/m.json");
+  int conv = 0, dense = 0;
+  for (const auto& l : g.layers()) {
+    conv += l.op == fir::Op::Conv2d;
+    dense += l.op == fir::Op::Dense;
+  }
+  CHECK(conv == 1);
+  CHECK(dense == 1);
+  r = cct::testing::run_tool("onnx2fir", dir + "/m.pt -o " + dir + "/n.json");
+  CHECK(r.exit_code == kExitUsage);
+  CHECK(r.err.find("--input-shape") != std::string::npos);
+  r = cct::testing::run("CCT_PYTHON=/nonexistent/python3 " + cct::testing::bin_dir() + "/onnx2fir " + dir +
+                        "/m.pt --input-shape 1,3,8,8 -o " + dir + "/n.json");
+  CHECK(r.exit_code == kExitIo);
+  CHECK(r.err.find("python3-torch") != std::string::npos);
+}
