@@ -1,0 +1,1015 @@
+// Mapping -> Scheduler IR. See irgen.hpp for the outline; the conventions
+// follow the reference schedules (formats/Scheduler_IR_Format.md): whole
+// tensors keep their layer coordinates in L2, channels padded to the L2
+// alignment, weights as [0, k, c, kh*kw] with per-output-channel extras,
+// one ofmap piece per workload naming every consumer, DRAM traffic in "-1".
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <set>
+
+#include "irgen/irgen.hpp"
+#include "irgen/tiling.hpp"
+#include "mapping/mapping_fir.hpp"
+#include "support/error.hpp"
+#include "timing/timing.hpp"
+
+namespace cct::irgen {
+namespace {
+
+using sir::Coord;
+using Dims = std::array<int64_t, 4>;
+
+int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
+int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : ceil_div(x, a) * a; }
+
+// WL0 addresses and sizes count rows of this many bytes (the instruction
+// set's unit; formats/ISA_Format.md).
+constexpr int64_t kWl0RowBytes = 64;
+// A weight row of one output channel occupies whole bursts in WL0.
+constexpr int64_t kWl0ChannelAlign = 32;
+// L2 allocations start on this boundary.
+constexpr int64_t kL2AllocAlign = 64;
+
+struct Box {
+  Coord lo{}, hi{};
+  bool empty() const {
+    for (int i = 0; i < 4; ++i)
+      if (hi[i] < lo[i]) return true;
+    return false;
+  }
+  Dims extent() const { return {hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1, hi[3] - lo[3] + 1}; }
+  bool operator==(const Box&) const = default;
+};
+Box intersect(const Box& a, const Box& b) {
+  Box r;
+  for (int i = 0; i < 4; ++i) r.lo[i] = std::max(a.lo[i], b.lo[i]), r.hi[i] = std::min(a.hi[i], b.hi[i]);
+  return r;
+}
+Coord relative(const Coord& c, const Coord& origin) {
+  return {c[0] - origin[0], c[1] - origin[1], c[2] - origin[2], c[3] - origin[3]};
+}
+Dims dims4(const fir::Shape& s) {
+  Dims d{1, 1, 1, 1};
+  for (size_t i = 0; i < s.size() && i < 4; ++i) d[i] = s[i];
+  return d;
+}
+int dtype_size(const std::vector<std::string>& v, size_t i) {
+  int b = i < v.size() ? fir::dtype_bytes(v[i]) : 1;
+  return b > 0 ? b : 1;
+}
+
+// ---- The network as irgen needs it ----------------------------------------
+
+struct InputRef {
+  int producer = -1;        // index into Net::layers, -1 for a graph input
+  std::string graph_input;  // "input1" when producer == -1
+  size_t fir_index = 0;     // position in the consumer's input_shape / input_dtype
+  Dims dims{};              // the consumer's view of the tensor
+  int bytes = 1;
+};
+
+struct LayerModel {
+  const fir::Layer* fir = nullptr;
+  bool pe = false;
+  Dims out{};
+  int out_bytes = 1;
+  std::vector<InputRef> inputs;  // activations, in input order
+  bool graph_output = false;
+  int segment = -1, position = -1;  // where the mapping places it
+  const mapping::LayerMapping* map = nullptr;
+};
+
+bool is_pe_op(fir::Op op) { return op == fir::Op::Conv2d || op == fir::Op::Dense || op == fir::Op::MatMul; }
+bool is_pool_op(fir::Op op) { return op == fir::Op::MaxPool2d || op == fir::Op::AvgPool2d; }
+
+// ---- Workloads and tensors ----------------------------------------------------
+
+struct Piece {  // one delivery of input data to a workload
+  enum Kind { Local, Remote, Dram, GraphInput } kind = Local;
+  int producer_wl = -1;  // producing workload (Local, Remote, Dram)
+  Box region;            // layer coordinates of the producer (graph input coordinates for GraphInput)
+  int64_t transfer = -1; // the transfer id the consumer lists
+  int buffer = -1;       // L2 tensor on the consumer's core holding it
+};
+
+struct InputUse {
+  Box region;  // needed region, in the producer's (or graph input's) coordinates
+  sir::Padding pad{};
+  std::vector<Piece> pieces;
+};
+
+struct Wl {
+  int id = 0, layer = 0, core = 0, segment = 0, group = 0, pos = 0;
+  Box out;
+  std::vector<InputUse> inputs;
+  int64_t out_transfer = -1;
+  int out_buffer = -1;
+  std::vector<sir::Destination> destinations;  // of the single ofmap piece
+  bool to_dram = false;
+  std::vector<int64_t> dram_reloads;  // DRAM load ids that read this output back
+  int weight = -1;                    // index into weights
+  sir::Workload sir;                  // filled at the end
+};
+
+struct L2Tensor {
+  int core = 0;
+  int start = 0, end = 0;  // positions on the core, inclusive
+  int64_t size = 0, address = -1;
+  int bytes = 1;  // element size
+  Box box;        // region held (layer coordinates)
+  sir::TensorType type = sir::TensorType::Ifmap;
+  std::optional<std::string> layer_name;
+  std::vector<sir::Source> source;
+  std::vector<int64_t> transfers;
+  int64_t order = 0;
+  int weight = -1;  // weight tensors: index into weights
+};
+
+struct WeightLoad {
+  int core = 0, layer = 0;
+  int64_t k_lo = 0, k_hi = 0;
+  int first = 0, last = 0;  // positions of the workloads using it
+  std::vector<int> workloads;
+  int64_t transfer = -1;
+  int64_t bytes = 0;     // in DRAM / L2 (SIR size)
+  int64_t rows = 0;      // WL0 rows when loaded whole (DDR)
+  bool direct = true;    // DRAM -> WL0; false: DRAM -> L2, streamed per tile
+  int issue = 0;         // position of the workload that issues the load
+  int64_t wl0_address = -1;  // DDR entry, or the tile slots (CORE)
+  int64_t wl0_rows = 0;
+  int l2_tensor = -1;    // CORE: the L2 copy
+  int64_t order = 0;
+  int64_t tile_k = 0;    // CORE: K of one tile
+};
+
+// First-fit placement of [start, end] x size blocks in an address space.
+class Allocator {
+ public:
+  explicit Allocator(int64_t capacity) : capacity_(capacity) {}
+  // Lowest aligned address free over the whole interval, -1 if none.
+  int64_t find(int start, int end, int64_t size, int64_t align) const {
+    std::vector<std::pair<int64_t, int64_t>> busy;
+    for (const auto& b : blocks_)
+      if (b.start <= end && start <= b.end) busy.push_back({b.address, b.address + b.size});
+    std::sort(busy.begin(), busy.end());
+    int64_t a = 0;
+    for (const auto& [lo, hi] : busy) {
+      if (a + size <= lo) break;
+      a = std::max(a, round_up(hi, align));
+    }
+    return a + size <= capacity_ ? a : -1;
+  }
+  void add(int start, int end, int64_t address, int64_t size) { blocks_.push_back({start, end, address, size}); }
+
+ private:
+  struct Block {
+    int start, end;
+    int64_t address, size;
+  };
+  int64_t capacity_;
+  std::vector<Block> blocks_;
+};
+
+class Generator {
+ public:
+  Generator(const fir::Graph& g, const mapping::Mapping& m, const arch::Architecture& a, const Options& o)
+      : g_(g), m_(m), a_(a), o_(o), tiler_(a) {}
+
+  sir::Schedule run() {
+    build_network();
+    build_workloads();
+    connect();
+    place_activations();
+    plan_weights();
+    tile_all();
+    return emit();
+  }
+
+ private:
+  [[noreturn]] void fail_mapping(const std::string& pointer, const std::string& what) const {
+    throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, pointer, what));
+  }
+  [[noreturn]] void fail_fir(const std::string& layer, const std::string& what) const {
+    throw Error(kExitInvalidInput, at_pointer(o_.fir_file, "/" + layer, what));
+  }
+
+  // ---- network
+  void build_network();
+  int resolve_producer(const std::string& name, std::string* graph_input, int depth = 0) const;
+  // ---- workloads
+  void build_workloads();
+  InputUse input_use(const LayerModel& L, const InputRef& in, const Box& out) const;
+  void connect();
+  // ---- memory
+  void place_activations();
+  void plan_weights();
+  // ---- tiles and output
+  void tile_all();
+  void tile_pe(Wl& w);
+  void tile_vp(Wl& w);
+  sir::Schedule emit();
+  sir::BufferTensor buffer_entry(const L2Tensor& t, int pos, const Wl& w, int64_t id) const;
+
+  int64_t new_transfer() { return next_transfer_++; }
+  std::string where(const Wl& w) const {
+    const auto& L = layers_[size_t(w.layer)];
+    return "/segments/" + std::to_string(L.segment) + "/layers/" + std::to_string(L.position);
+  }
+
+  const fir::Graph& g_;
+  const mapping::Mapping& m_;
+  const arch::Architecture& a_;
+  const Options& o_;
+  Tiler tiler_;
+
+  std::vector<LayerModel> layers_;
+  std::map<std::string, int, std::less<>> layer_index_;
+  std::vector<Wl> wls_;                            // by workload id
+  std::map<int, std::vector<int>> per_core_;       // core -> workload ids in order
+  std::vector<std::vector<int>> layer_wls_;        // layer -> workload ids
+  std::vector<L2Tensor> tensors_;
+  std::vector<WeightLoad> weights_;
+  std::vector<sir::DramStore> dram_in_;
+  std::vector<sir::DramLoad> dram_out_;            // weights first, then activations (sorted at the end)
+  std::map<int, Allocator> l2_;                     // core -> L2 blocks placed so far
+  std::map<int, Allocator> wl0_;                    // core -> WL0 blocks (rows)
+  int64_t next_transfer_ = 0;
+  int64_t next_order_ = 1;
+};
+
+// ------------------------------------------------------------------ network
+
+int Generator::resolve_producer(const std::string& name, std::string* graph_input, int depth) const {
+  if (fir::is_graph_input_name(name)) {
+    *graph_input = name;
+    return -1;
+  }
+  const fir::Layer* l = g_.find(name);
+  if (!l || depth > 64) return -2;
+  if (l->device == fir::Device::Npu) {
+    auto it = layer_index_.find(name);
+    return it == layer_index_.end() ? -2 : it->second;
+  }
+  // A host layer (reshape) passes its input through: follow it.
+  for (const auto& p : l->previous_layer) {
+    if (fir::is_constant_name(p)) continue;
+    return resolve_producer(p, graph_input, depth + 1);
+  }
+  return -2;
+}
+
+void Generator::build_network() {
+  for (const fir::Layer* l : g_.in_index_order()) {
+    if (l->device != fir::Device::Npu) continue;
+    LayerModel lm;
+    lm.fir = l;
+    lm.pe = is_pe_op(l->op);
+    if (l->output_shape.empty()) fail_fir(l->name, "layer has no output shape");
+    lm.out = dims4(l->output_shape[0]);
+    lm.out_bytes = dtype_size(l->output_dtype, 0);
+    layer_index_[l->name] = int(layers_.size());
+    layers_.push_back(std::move(lm));
+  }
+  for (auto& lm : layers_) {
+    const fir::Layer& l = *lm.fir;
+    for (size_t i = 0; i < l.previous_layer.size(); ++i) {
+      const std::string& p = l.previous_layer[i];
+      if (fir::is_constant_name(p)) continue;
+      InputRef in;
+      in.producer = resolve_producer(p, &in.graph_input);
+      if (in.producer == -2) fail_fir(l.name, "input \"" + p + "\" is neither a layer nor a graph input");
+      in.fir_index = i;
+      if (i >= l.input_shape.size()) fail_fir(l.name, "no input_shape for input " + std::to_string(i));
+      in.dims = dims4(l.input_shape[i]);
+      in.bytes = dtype_size(l.input_dtype, i);
+      if (lm.pe && !lm.inputs.empty()) break;  // the weights are not an activation
+      lm.inputs.push_back(in);
+    }
+    for (const auto& nx : l.next_layer)
+      if (fir::is_graph_output_name(nx)) lm.graph_output = true;
+    // A layer whose output only reaches host layers writes it out too.
+    bool npu_consumer = false;
+    for (const fir::Layer* c : g_.consumers(l)) npu_consumer = npu_consumer || c->device == fir::Device::Npu;
+    if (!npu_consumer) lm.graph_output = true;
+  }
+}
+
+// ------------------------------------------------------------------ workloads
+
+InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box& out) const {
+  const fir::Layer& l = *L.fir;
+  InputUse u;
+  Dims d = in.dims;
+  Box r;
+  r.lo[0] = out.lo[0], r.hi[0] = out.hi[0];
+  auto spatial = [&](int axis, int64_t stride, int64_t kernel, int64_t dil, int64_t pad_before, int64_t* pb,
+                     int64_t* pa) {
+    int64_t first = out.lo[axis] * stride - pad_before;
+    int64_t last = out.hi[axis] * stride - pad_before + (kernel - 1) * dil;
+    *pb = std::max<int64_t>(0, -first);
+    *pa = std::max<int64_t>(0, last - (d[axis] - 1));
+    r.lo[axis] = std::max<int64_t>(0, first);
+    r.hi[axis] = std::min<int64_t>(d[axis] - 1, last);
+  };
+  if (l.op == fir::Op::Conv2d || is_pool_op(l.op)) {
+    auto win = l.window();
+    auto st = l.strides();
+    auto dil = l.dilations();
+    auto pads = l.pads();
+    spatial(2, st[0], win[0], dil[0], pads[0], &u.pad[0], &u.pad[1]);
+    spatial(3, st[1], win[1], dil[1], pads[2], &u.pad[2], &u.pad[3]);
+    if (is_pool_op(l.op)) {
+      r.lo[1] = out.lo[1], r.hi[1] = out.hi[1];
+    } else {
+      int64_t groups = l.group_count();
+      int64_t cg = std::max<int64_t>(1, d[1] / std::max<int64_t>(1, groups));
+      int64_t kg = std::max<int64_t>(1, L.out[1] / std::max<int64_t>(1, groups));
+      r.lo[1] = out.lo[1] / kg * cg;
+      r.hi[1] = std::min<int64_t>(d[1] - 1, (out.hi[1] / kg + 1) * cg - 1);
+    }
+  } else if (is_pe_op(l.op)) {
+    r.lo[1] = 0, r.hi[1] = d[1] - 1;
+    r.lo[2] = 0, r.hi[2] = d[2] - 1;
+    r.lo[3] = 0, r.hi[3] = d[3] - 1;
+  } else {
+    for (int i = 1; i < 4; ++i) {
+      // Broadcast axes of size 1 read their only element.
+      r.lo[i] = d[i] == 1 ? 0 : out.lo[i];
+      r.hi[i] = d[i] == 1 ? 0 : std::min<int64_t>(d[i] - 1, out.hi[i]);
+    }
+  }
+  u.region = r;
+  // A host reshape between producer and consumer that changes the shape:
+  // the consumer reads the producer's whole output.
+  if (in.producer >= 0 && layers_[size_t(in.producer)].out != d) {
+    const Dims& pd = layers_[size_t(in.producer)].out;
+    u.region.lo = {out.lo[0], 0, 0, 0};
+    u.region.hi = {out.hi[0], pd[1] - 1, pd[2] - 1, pd[3] - 1};
+  }
+  return u;
+}
+
+void Generator::build_workloads() {
+  for (size_t s = 0; s < m_.segments.size(); ++s)
+    for (size_t i = 0; i < m_.segments[s].layers.size(); ++i) {
+      const auto& lm = m_.segments[s].layers[i];
+      auto it = layer_index_.find(lm.layer);
+      std::string p = "/segments/" + std::to_string(s) + "/layers/" + std::to_string(i) + "/layer";
+      if (it == layer_index_.end()) fail_mapping(p, "layer \"" + lm.layer + "\" is not an accelerator layer of the FIR");
+      LayerModel& L = layers_[size_t(it->second)];
+      if (L.map) fail_mapping(p, "layer \"" + lm.layer + "\" is mapped twice");
+      L.map = &lm;
+      L.segment = int(s), L.position = int(i);
+    }
+  for (const auto& L : layers_)
+    if (!L.map) fail_mapping("/segments", "layer \"" + L.fir->name + "\" is not mapped");
+  layer_wls_.assign(layers_.size(), {});
+  // Ids in (segment, batch group, layer, part) order: a topological order.
+  int id = 0;
+  for (size_t s = 0; s < m_.segments.size(); ++s) {
+    const auto& seg = m_.segments[s];
+    int64_t groups = seg.batch_groups;
+    for (int64_t g = 0; g < groups; ++g)
+      for (const auto& lm : seg.layers) {
+        int li = layer_index_.at(lm.layer);
+        LayerModel& L = layers_[size_t(li)];
+        mapping::Dims dims = L.out;
+        if (dims[0] % groups != 0)
+          fail_mapping("/segments/" + std::to_string(s) + "/batch_groups",
+                       std::to_string(groups) + " batch groups do not divide the batch " + std::to_string(dims[0]));
+        dims[0] /= groups;
+        for (int64_t part = 0; part < lm.partition.product(); ++part) {
+          Wl w;
+          w.id = id++;
+          w.layer = li;
+          w.core = int(lm.cores[size_t(part)]);
+          w.segment = int(s);
+          w.group = int(g);
+          mapping::Box b = mapping::part_box(lm.partition, dims, part);
+          w.out.lo = b.lower;
+          w.out.hi = b.upper;
+          w.out.lo[0] += g * dims[0];
+          w.out.hi[0] += g * dims[0];
+          for (const auto& in : L.inputs) w.inputs.push_back(input_use(L, in, w.out));
+          per_core_[w.core].push_back(w.id);
+          w.pos = int(per_core_[w.core].size()) - 1;
+          layer_wls_[size_t(li)].push_back(w.id);
+          wls_.push_back(std::move(w));
+        }
+      }
+  }
+}
+
+// Producers to consumers: transfer ids, routes, DRAM traffic, L2 tensors.
+void Generator::connect() {
+  // Transfer ids: weights first (assigned in plan_weights order would
+  // interleave), so reserve them now in workload order.
+  std::map<std::tuple<int, int, int64_t, int64_t>, int> weight_of;
+  for (auto& w : wls_) {
+    const LayerModel& L = layers_[size_t(w.layer)];
+    if (!L.pe) continue;
+    auto key = std::make_tuple(w.core, w.layer, w.out.lo[1], w.out.hi[1]);
+    auto it = weight_of.find(key);
+    if (it == weight_of.end()) {
+      WeightLoad wt;
+      wt.core = w.core, wt.layer = w.layer, wt.k_lo = w.out.lo[1], wt.k_hi = w.out.hi[1];
+      wt.first = wt.last = w.pos;
+      wt.transfer = new_transfer();
+      it = weight_of.emplace(key, int(weights_.size())).first;
+      weights_.push_back(wt);
+    }
+    WeightLoad& wt = weights_[size_t(it->second)];
+    wt.last = std::max(wt.last, w.pos);
+    wt.workloads.push_back(w.id);
+    w.weight = it->second;
+  }
+
+  // Output buffers of every workload on its own core.
+  for (auto& w : wls_) {
+    const LayerModel& L = layers_[size_t(w.layer)];
+    w.out_transfer = new_transfer();
+    L2Tensor t;
+    t.core = w.core;
+    t.start = t.end = w.pos;
+    t.bytes = L.out_bytes;
+    t.box = w.out;
+    Dims e = w.out.extent();
+    t.size = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], t.bytes);
+    sir::Source src;
+    src.core_id = w.core;
+    src.layer_name = L.fir->name;
+    src.lower = w.out.lo;
+    src.upper = w.out.hi;
+    src.size = t.size;
+    src.transfer_id = w.out_transfer;
+    src.type = sir::Endpoint::Core;
+    t.source.push_back(src);
+    t.transfers.push_back(w.out_transfer);
+    w.out_buffer = int(tensors_.size());
+    tensors_.push_back(std::move(t));
+  }
+
+  // Consumers.
+  std::map<std::pair<int, int>, int> received;  // (producer workload, consumer core) -> L2 tensor
+  for (auto& w : wls_) {
+    const LayerModel& L = layers_[size_t(w.layer)];
+    for (size_t i = 0; i < w.inputs.size(); ++i) {
+      InputUse& u = w.inputs[i];
+      const InputRef& in = L.inputs[i];
+      if (in.producer < 0) {
+        // The network's input: loaded from DRAM for this workload.
+        Piece pc;
+        pc.kind = Piece::GraphInput;
+        pc.region = u.region;
+        pc.transfer = new_transfer();
+        Dims e = u.region.extent();
+        L2Tensor t;
+        t.core = w.core;
+        t.start = t.end = w.pos;
+        t.bytes = in.bytes;
+        t.box = u.region;
+        t.size = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], in.bytes);
+        sir::Source src;
+        src.core_id = sir::kDramCoreId;
+        src.layer_name = in.graph_input;
+        src.lower = u.region.lo;
+        src.upper = u.region.hi;
+        src.size = t.size;
+        src.transfer_id = pc.transfer;
+        src.type = sir::Endpoint::Dram;
+        t.source.push_back(src);
+        t.transfers.push_back(pc.transfer);
+        pc.buffer = int(tensors_.size());
+        tensors_.push_back(std::move(t));
+        sir::DramLoad ld;
+        ld.destination.push_back({w.core, L.fir->name, sir::Endpoint::Core, w.id});
+        ld.lower = u.region.lo;
+        ld.upper = u.region.hi;
+        ld.size = tensors_.back().size;
+        ld.transfer_id = pc.transfer;
+        ld.type = sir::DramLoadType::Fmap;
+        dram_out_.push_back(ld);
+        u.pieces.push_back(pc);
+        continue;
+      }
+      for (int pid : layer_wls_[size_t(in.producer)]) {
+        Wl& p = wls_[size_t(pid)];
+        Box piece = intersect(p.out, u.region);
+        if (piece.empty()) continue;
+        Piece pc;
+        pc.producer_wl = pid;
+        pc.region = piece;
+        bool same_core = p.core == w.core;
+        if (same_core) {
+          pc.kind = Piece::Local;
+          pc.transfer = p.out_transfer;
+          pc.buffer = p.out_buffer;
+          L2Tensor& t = tensors_[size_t(p.out_buffer)];
+          t.end = std::max(t.end, w.pos);
+          p.destinations.push_back({w.core, std::nullopt, sir::Endpoint::Core, w.id});
+        } else if (p.segment == w.segment) {
+          pc.kind = Piece::Remote;
+          pc.transfer = p.out_transfer;
+          auto key = std::make_pair(pid, w.core);
+          auto it = received.find(key);
+          if (it == received.end()) {
+            // Received once per core, the whole piece the producer sends.
+            L2Tensor t = tensors_[size_t(p.out_buffer)];
+            t.core = w.core;
+            t.start = t.end = w.pos;
+            t.address = -1;
+            it = received.emplace(key, int(tensors_.size())).first;
+            tensors_.push_back(std::move(t));
+            p.destinations.push_back({w.core, std::nullopt, sir::Endpoint::Core, w.id});
+          }
+          pc.buffer = it->second;
+          L2Tensor& t = tensors_[size_t(pc.buffer)];
+          t.end = std::max(t.end, w.pos);
+        } else {
+          // Across segments on different cores: through DRAM.
+          pc.kind = Piece::Dram;
+          pc.transfer = new_transfer();
+          p.to_dram = true;
+          p.dram_reloads.push_back(pc.transfer);
+          Dims e = piece.extent();
+          L2Tensor t;
+          t.core = w.core;
+          t.start = t.end = w.pos;
+          t.bytes = layers_[size_t(in.producer)].out_bytes;
+          t.box = piece;
+          t.size = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], t.bytes);
+          sir::Source src;
+          src.core_id = sir::kDramCoreId;
+          src.lower = piece.lo;
+          src.upper = piece.hi;
+          src.size = t.size;
+          src.transfer_id = pc.transfer;
+          src.type = sir::Endpoint::Dram;
+          t.source.push_back(src);
+          t.transfers.push_back(pc.transfer);
+          pc.buffer = int(tensors_.size());
+          tensors_.push_back(std::move(t));
+          sir::DramLoad ld;
+          ld.destination.push_back({w.core, L.fir->name, sir::Endpoint::Core, w.id});
+          ld.lower = piece.lo;
+          ld.upper = piece.hi;
+          ld.related_ifmap = {p.out_transfer};
+          ld.size = tensors_.back().size;
+          ld.transfer_id = pc.transfer;
+          ld.type = sir::DramLoadType::Fmap;
+          dram_out_.push_back(ld);
+        }
+        u.pieces.push_back(pc);
+      }
+      if (u.pieces.empty())
+        fail_mapping(where(w), "workload " + std::to_string(w.id) + " of \"" + L.fir->name + "\" finds no producer of input " +
+                                   std::to_string(i));
+    }
+    // Element-wise adds may write their result over an input that dies
+    // with them: the same bytes, so the L2 footprint does not grow.
+    if (o_.in_place_add && L.fir->op == fir::Op::ElementWiseAdd) {
+      for (size_t i = 0; i < w.inputs.size(); ++i) {
+        const InputUse& u = w.inputs[i];
+        if (u.pieces.size() != 1 || u.pieces[0].kind != Piece::Local) continue;
+        int b = u.pieces[0].buffer;
+        L2Tensor& t = tensors_[size_t(b)];
+        L2Tensor& o = tensors_[size_t(w.out_buffer)];
+        bool shared = false;
+        for (size_t j = 0; j < w.inputs.size(); ++j)
+          if (j != i)
+            for (const auto& pc : w.inputs[j].pieces) shared = shared || pc.buffer == b;
+        if (shared || t.end != w.pos || t.box != w.out || t.size != o.size || t.bytes != o.bytes) continue;
+        t.source.push_back(o.source[0]);
+        t.transfers.push_back(w.out_transfer);
+        o.size = 0;  // merged
+        w.out_buffer = b;
+        break;
+      }
+    }
+  }
+
+  // Network outputs and cross-segment producers: stored to DRAM.
+  for (auto& w : wls_) {
+    const LayerModel& L = layers_[size_t(w.layer)];
+    if (L.graph_output) w.to_dram = true;
+    if (!w.to_dram) continue;
+    w.destinations.push_back({sir::kDramCoreId, std::nullopt, sir::Endpoint::Dram, std::nullopt});
+    sir::DramStore st;
+    st.core_id = w.core;
+    st.layer_name = L.fir->name;
+    st.lower = w.out.lo;
+    st.upper = w.out.hi;
+    if (!w.dram_reloads.empty()) st.related_ofmap = w.dram_reloads;
+    st.transfer_id = w.out_transfer;
+    st.workload_id = w.id;
+    dram_in_.push_back(st);
+  }
+}
+
+// ------------------------------------------------------------------ memory
+
+void Generator::place_activations() {
+  std::vector<int> order;
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].size > 0) order.push_back(int(i));
+  std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
+    const auto &a = tensors_[size_t(x)], &b = tensors_[size_t(y)];
+    return std::tie(a.core, a.start) < std::tie(b.core, b.start);
+  });
+  for (int i : order) {
+    L2Tensor& t = tensors_[size_t(i)];
+    auto it = l2_.try_emplace(t.core, a_.core.l2_bytes).first;
+    int64_t addr = it->second.find(t.start, t.end, t.size, kL2AllocAlign);
+    if (addr < 0) {
+      std::string what = t.source.empty() ? "a tensor" : "the output of " + t.source[0].layer_name.value_or("?");
+      throw Error(kExitInvalidInput,
+                  at_pointer(o_.mapping_file, "/segments",
+                             what + " (" + std::to_string(t.size) + " bytes, live over " +
+                                 std::to_string(t.end - t.start + 1) + " workloads) does not fit in the L2 of core " +
+                                 std::to_string(t.core) + " next to the tensors live with it (" +
+                                 std::to_string(a_.core.l2_bytes) + " bytes); split the layer or batch in the mapping"));
+    }
+    t.address = addr;
+    it->second.add(t.start, t.end, addr, t.size);
+  }
+}
+
+// Weights: DRAM -> WL0 when the slice fits the weight buffer whole (the PE
+// reads it at WL0 speed), otherwise DRAM -> L2 and streamed tile by tile
+// through two WL0 slots. Each load is issued as early as its buffer has
+// room until its last use, in the order the workloads need them.
+void Generator::plan_weights() {
+  const int64_t cols = a_.core.pe_cols;
+  const int64_t align = a_.core.l2_channel_align_bytes;
+  const int64_t extra = a_.core.weight_extra_bytes_per_out_channel;
+  // The architecture's wl0_bytes counts WL0 address units, as asm and
+  // zebusim bound them (Architecture_Format.md).
+  const int64_t wl0_capacity = a_.core.wl0_bytes;
+  std::map<int, std::vector<int>> by_core;
+  for (size_t i = 0; i < weights_.size(); ++i) by_core[weights_[i].core].push_back(int(i));
+  for (auto& [core, list] : by_core) {
+    std::stable_sort(list.begin(), list.end(), [&](int x, int y) { return weights_[size_t(x)].first < weights_[size_t(y)].first; });
+    Allocator& wl0 = wl0_.try_emplace(core, wl0_capacity).first->second;
+    Allocator& l2 = l2_.try_emplace(core, a_.core.l2_bytes).first->second;
+    int prev_issue = 0;
+    int after_streamed = 0;  // DRAM -> WL0 loads wait behind the LW queue's tile loads of streamed layers
+    for (int wi : list) {
+      WeightLoad& wt = weights_[size_t(wi)];
+      const LayerModel& L = layers_[size_t(wt.layer)];
+      auto shape = fir::weight_shape(*L.fir);
+      if (!shape || shape->size() < 2) fail_fir(L.fir->name, "a PE layer without a [K, C, kh, kw] weight shape");
+      Dims wd = dims4(*shape);
+      int wbytes = dtype_size(L.fir->input_dtype, 1);
+      int64_t per_k = round_up(wd[1] * wbytes, align) * wd[2] * wd[3] + extra;
+      int64_t kcount = wt.k_hi - wt.k_lo + 1;
+      wt.bytes = kcount * per_k;
+      wt.rows = ceil_div(kcount, cols) * round_up(per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
+      wt.direct = wt.rows <= wl0_capacity;
+      const std::string who = "weights of \"" + L.fir->name + "\" on core " + std::to_string(core);
+      if (wt.direct) {
+        int lb = o_.prefetch ? std::max(prev_issue, after_streamed) : wt.first;
+        lb = std::min(lb, wt.first);
+        int64_t addr = -1;
+        int j = lb;
+        for (; j <= wt.first; ++j)
+          if ((addr = wl0.find(j, wt.last, wt.rows, 1)) >= 0) break;
+        if (addr < 0) throw Error(kExitInternal, "irgen: no WL0 room for the " + who);
+        wt.issue = j;
+        wt.wl0_address = addr;
+        wt.wl0_rows = wt.rows;
+        wl0.add(j, wt.last, addr, wt.rows);
+      } else {
+        // Two slots of one tile each; a tile is a multiple of the array width.
+        int64_t slot_budget = wl0_capacity / 4;
+        int64_t tile_k = slot_budget * kWl0RowBytes / per_k / cols * cols;
+        tile_k = std::max(tile_k, cols);
+        int64_t slots = 2;
+        if (tile_k >= kcount) tile_k = kcount, slots = 1;
+        wt.tile_k = tile_k;
+        wt.wl0_rows = slots * ceil_div(tile_k * per_k, kWl0RowBytes);
+        int64_t waddr = wl0.find(wt.first, wt.last, wt.wl0_rows, 1);
+        if (waddr < 0)
+          throw Error(kExitInvalidInput, at_pointer(o_.fir_file, "/" + L.fir->name,
+                                                    "one tile of 64 output channels of the " + who +
+                                                        " does not fit the weight buffer twice"));
+        wt.wl0_address = waddr;
+        wl0.add(wt.first, wt.last, waddr, wt.wl0_rows);
+        int lb = o_.prefetch ? std::min(prev_issue, wt.first) : wt.first;
+        int64_t addr = -1;
+        int j = lb;
+        for (; j <= wt.first; ++j)
+          if ((addr = l2.find(j, wt.last, wt.bytes, kL2AllocAlign)) >= 0) break;
+        if (addr < 0)
+          throw Error(kExitInvalidInput,
+                      at_pointer(o_.mapping_file, "/segments",
+                                 "the " + who + " (" + std::to_string(wt.bytes) +
+                                     " bytes) do not fit in L2 next to the activations live with them"));
+        wt.issue = j;
+        l2.add(j, wt.last, addr, wt.bytes);
+        L2Tensor t;
+        t.core = core;
+        t.start = j;
+        t.end = wt.last;
+        t.size = wt.bytes;
+        t.address = addr;
+        t.box.lo = {0, wt.k_lo, 0, 0};
+        t.box.hi = {0, wt.k_hi, wd[1] - 1, wd[2] * wd[3] - 1};
+        t.type = sir::TensorType::Weight;
+        t.layer_name = L.fir->name;
+        sir::Source src;
+        src.core_id = sir::kDramCoreId;
+        src.lower = t.box.lo;
+        src.upper = t.box.hi;
+        src.size = wt.bytes;
+        src.transfer_id = wt.transfer;
+        src.type = sir::Endpoint::Dram;
+        t.source.push_back(src);
+        t.transfers.push_back(wt.transfer);
+        t.weight = wi;
+        wt.l2_tensor = int(tensors_.size());
+        tensors_.push_back(std::move(t));
+        after_streamed = std::max(after_streamed, wt.last + 1);
+      }
+      prev_issue = wt.issue;
+      wt.order = next_order_++;
+      if (wt.l2_tensor >= 0) tensors_[size_t(wt.l2_tensor)].order = wt.order;
+    }
+  }
+}
+
+// ------------------------------------------------------------------ tiles
+
+void Generator::tile_pe(Wl& w) {
+  const LayerModel& L = layers_[size_t(w.layer)];
+  const WeightLoad& wt = weights_[size_t(w.weight)];
+  const InputRef& in = L.inputs.at(0);
+  Dims e = w.out.extent();
+  ConvShape cs;
+  cs.n = e[0], cs.k = e[1], cs.h = e[2], cs.w = e[3];
+  cs.c = w.inputs[0].region.extent()[1];
+  auto win = L.fir->op == fir::Op::Conv2d ? L.fir->window() : std::array<int64_t, 2>{1, 1};
+  auto st = L.fir->op == fir::Op::Conv2d ? L.fir->strides() : std::array<int64_t, 2>{1, 1};
+  cs.r = win[0], cs.s = win[1], cs.stride_h = st[0], cs.stride_w = st[1];
+  cs.in_bytes = in.bytes;
+  cs.out_bytes = L.out_bytes;
+  cs.weights_in_l2 = !wt.direct;
+  TilePlan plan = tiler_.plan(cs, wt.direct ? 0 : wt.tile_k);
+  const std::string mode = plan.cut_mode();
+  int64_t total = 0;
+  for (const auto& pt : plan.tiles) {
+    Box tb;
+    for (int i = 0; i < 4; ++i) tb.lo[i] = w.out.lo[i] + pt.offset[i], tb.hi[i] = tb.lo[i] + pt.extent[i] - 1;
+    InputUse u = input_use(L, in, tb);
+    sir::Tile t;
+    const MiniTile& m = pt.mini;
+    int64_t wh = (std::min(m.mini_h, pt.extent[2]) - 1) * cs.stride_h + cs.r;
+    int64_t ww = (std::min(m.mini_w, pt.extent[3]) - 1) * cs.stride_w + cs.s;
+    t.act_mini_tile = Coord{1, m.mtc0, wh, ww};
+    t.ci_cut_num = 1;
+    t.cut_mode = mode;
+    t.ifmap_lower = u.region.lo;
+    t.ifmap_upper = u.region.hi;
+    t.layer_name = L.fir->name;
+    t.loop_order = "KNHW";
+    t.mtc0_mtk0 = std::array<int64_t, 2>{m.mtc0, m.mtk0};
+    t.ofmap_lower = tb.lo;
+    t.ofmap_upper = tb.hi;
+    // The output mini tile counts channels in groups of eight per 64-wide array column block.
+    t.out_mini_tile = Coord{1, m.mtk0 * a_.core.pe_cols / 8, m.mini_h, m.mini_w};
+    t.single_tile_time_pred = double(m.cycles);
+    t.tile_padding_tblr = u.pad;
+    total += m.cycles;
+    w.sir.tile_info.push_back(std::move(t));
+  }
+  w.sir.time = total;
+}
+
+void Generator::tile_vp(Wl& w) {
+  const LayerModel& L = layers_[size_t(w.layer)];
+  const fir::Layer& l = *L.fir;
+  Dims e = w.out.extent();
+  timing::VpOp op;
+  const bool pool = is_pool_op(l.op);
+  if (pool && !w.inputs.empty() && !w.inputs[0].pieces.empty()) {
+    // Pools read their window over the whole input buffer.
+    Dims ie = tensors_[size_t(w.inputs[0].pieces[0].buffer)].box.extent();
+    op.c = ie[1], op.h = ie[2], op.w = ie[3];
+  } else {
+    op.c = e[1], op.h = e[2], op.w = e[3];
+  }
+  op.out_pixels = e[2] * e[3];
+  op.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
+  op.out_bytes = L.out_bytes;
+  auto lut_bits = [&](size_t i) -> int64_t {
+    if (i >= l.tensor_lut.size() || l.tensor_lut[i].size() < 3) return 0;
+    return (l.tensor_lut[i][0] << 2) | (l.tensor_lut[i][1] << 1) | l.tensor_lut[i][2];
+  };
+  op.two_inputs = !pool && lut_bits(1) != 0;
+  auto ps = l.pool_size.value_or(std::array<int64_t, 2>{1, 1});
+  op.window = pool ? ps[0] * ps[1] : 1;
+  int64_t cycles = tiler_.vp_cycles(op);
+  sir::Tile t;
+  if (!w.inputs.empty()) {
+    t.ifmap_lower = w.inputs[0].region.lo;
+    t.ifmap_upper = w.inputs[0].region.hi;
+    t.tile_padding_tblr = w.inputs[0].pad;
+  }
+  if (w.inputs.size() > 1) {
+    t.ifmap_lower2 = w.inputs[1].region.lo;
+    t.ifmap_upper2 = w.inputs[1].region.hi;
+  }
+  t.ofmap_lower = w.out.lo;
+  t.ofmap_upper = w.out.hi;
+  t.single_tile_time_pred = double(cycles);
+  w.sir.tile_info.push_back(std::move(t));
+  w.sir.time = cycles;
+}
+
+void Generator::tile_all() {
+  for (auto& w : wls_) {
+    if (layers_[size_t(w.layer)].pe) tile_pe(w);
+    else tile_vp(w);
+  }
+}
+
+// ------------------------------------------------------------------ output
+
+sir::BufferTensor Generator::buffer_entry(const L2Tensor& t, int pos, const Wl& w, int64_t id) const {
+  sir::BufferTensor b;
+  b.address = t.address;
+  b.bitwidth = 8 * t.bytes;
+  b.align = std::max<int64_t>(1, a_.core.l2_channel_align_bytes / t.bytes);
+  bool cur = false;
+  for (const auto& u : w.inputs)
+    for (const auto& pc : u.pieces)
+      cur = cur || std::find(t.transfers.begin(), t.transfers.end(), pc.transfer) != t.transfers.end();
+  if (cur) b.cur_wl_ifmap = true;
+  b.layer_name = t.layer_name;
+  b.lower = t.box.lo;
+  b.upper = t.box.hi;
+  b.newly_added = t.start == pos;
+  b.size = t.size;
+  b.source = t.source;
+  b.tensor_id = id;
+  b.tensor_order = t.order;
+  b.transfer_id = t.transfers;
+  b.type = t.type;
+  return b;
+}
+
+sir::Schedule Generator::emit() {
+  const int64_t align = a_.core.l2_channel_align_bytes;
+  sir::Schedule s;
+  s.buffersize = a_.core.l2_bytes;
+  s.top_batch_cut = 1;
+  s.xlen = a_.core_count();
+  s.ylen = 1;
+  // Tensors live at each position of each core.
+  std::map<int, std::vector<int>> core_tensors;
+  for (size_t i = 0; i < tensors_.size(); ++i)
+    if (tensors_[i].size > 0) core_tensors[tensors_[i].core].push_back(int(i));
+  for (auto& [core, ids] : per_core_) {
+    sir::Core c;
+    c.id = core;
+    const auto& mine = core_tensors[core];
+    for (int id : ids) {
+      Wl& w = wls_[size_t(id)];
+      const LayerModel& L = layers_[size_t(w.layer)];
+      sir::Workload& x = w.sir;
+      x.workload_id = w.id;
+      x.layer_name = L.fir->name;
+      x.layer_type = L.pe ? sir::LayerType::Pe : sir::LayerType::Vp;
+      x.lower = w.out.lo;
+      x.upper = w.out.hi;
+      x.ring_buffer_info = {{0, a_.core.l2_bytes}};
+      if (!w.inputs.empty()) x.tile_padding_tblr = w.inputs[0].pad;
+      for (size_t i = 0; i < w.inputs.size(); ++i) {
+        const InputUse& u = w.inputs[i];
+        const InputRef& in = L.inputs[i];
+        sir::Ifmap f;
+        f.bitwidth = 8 * in.bytes;
+        f.align = std::max<int64_t>(1, align / in.bytes);
+        f.lower = {0, 0, 0, 0};
+        f.upper = relative(u.region.hi, u.region.lo);
+        Dims e = u.region.extent();
+        f.size = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], in.bytes);
+        for (const auto& pc : u.pieces)
+          if (std::find(f.transfer_id.begin(), f.transfer_id.end(), pc.transfer) == f.transfer_id.end())
+            f.transfer_id.push_back(pc.transfer);
+        x.ifmap.push_back(std::move(f));
+      }
+      sir::Ofmap of;
+      of.destination = w.destinations;
+      of.lower = {0, 0, 0, 0};
+      of.upper = relative(w.out.hi, w.out.lo);
+      Dims e = w.out.extent();
+      of.size = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], L.out_bytes);
+      of.transfer_id = w.out_transfer;
+      x.ofmap_size = of.size;
+      x.ofmap.push_back(std::move(of));
+      if (w.weight >= 0) {
+        const WeightLoad& wt = weights_[size_t(w.weight)];
+        auto shape = dims4(*fir::weight_shape(*L.fir));
+        sir::Weight wg;
+        wg.lower = {0, wt.k_lo, 0, 0};
+        wg.upper = {0, wt.k_hi, shape[1] - 1, shape[2] * shape[3] - 1};
+        wg.size = wt.bytes;
+        wg.transfer_id = {wt.transfer};
+        x.weight = wg;
+      }
+      // L2 snapshot: weights first, then activations, each by address.
+      std::vector<int> live;
+      for (int t : mine)
+        if (tensors_[size_t(t)].start <= w.pos && w.pos <= tensors_[size_t(t)].end) live.push_back(t);
+      std::stable_sort(live.begin(), live.end(), [&](int p, int q) {
+        const auto &a = tensors_[size_t(p)], &b = tensors_[size_t(q)];
+        bool wa = a.type == sir::TensorType::Weight, wb = b.type == sir::TensorType::Weight;
+        return std::tie(wb, a.address) < std::tie(wa, b.address);
+      });
+      for (int t : live) x.buffer.push_back(buffer_entry(tensors_[size_t(t)], w.pos, w, t));
+      // WL0 snapshot: every weight slice resident before the workload.
+      std::vector<const WeightLoad*> wl0;
+      for (const auto& wt : weights_) {
+        if (wt.core != core) continue;
+        bool resident = wt.direct ? (wt.issue <= w.pos && w.pos <= wt.last)
+                                  : (std::find(wt.workloads.begin(), wt.workloads.end(), w.id) != wt.workloads.end());
+        if (resident) wl0.push_back(&wt);
+      }
+      std::stable_sort(wl0.begin(), wl0.end(), [](const WeightLoad* p, const WeightLoad* q) { return p->order < q->order; });
+      for (const WeightLoad* wt : wl0) {
+        const LayerModel& WL = layers_[size_t(wt->layer)];
+        auto shape = dims4(*fir::weight_shape(*WL.fir));
+        sir::WeightBufferEntry en;
+        en.address = wt->wl0_address;
+        en.align = align;
+        en.bitwidth = 8;
+        en.layer_name = WL.fir->name;
+        en.size = wt->wl0_rows;
+        en.transfer_id = {wt->transfer};
+        if (wt->direct) {
+          en.source = sir::WeightSource::Ddr;
+          en.lower = Coord{0, wt->k_lo, 0, 0};
+          en.upper = Coord{0, wt->k_hi, shape[1] - 1, shape[2] * shape[3] - 1};
+          en.tensor_order = wt->order;
+        } else {
+          en.source = sir::WeightSource::Core;
+        }
+        x.wl0_buffer.entries.push_back(std::move(en));
+      }
+      x.wl0_buffer.when_empty = sir::EmptyForm::Null;
+      c.workloads.push_back(x);
+    }
+    s.cores.push_back(std::move(c));
+  }
+  // DRAM: weight loads, then activation loads, by transfer id.
+  for (const auto& wt : weights_) {
+    const LayerModel& L = layers_[size_t(wt.layer)];
+    auto shape = dims4(*fir::weight_shape(*L.fir));
+    sir::DramLoad ld;
+    for (int id : wt.workloads) ld.destination.push_back({wt.core, L.fir->name, sir::Endpoint::Core, id});
+    ld.lower = {0, wt.k_lo, 0, 0};
+    ld.upper = {0, wt.k_hi, shape[1] - 1, shape[2] * shape[3] - 1};
+    ld.size = wt.bytes;
+    ld.transfer_id = wt.transfer;
+    ld.type = sir::DramLoadType::Weight;
+    s.dram.out.push_back(ld);
+  }
+  for (const auto& ld : dram_out_) s.dram.out.push_back(ld);
+  std::stable_sort(s.dram.out.begin(), s.dram.out.end(),
+                   [](const sir::DramLoad& a, const sir::DramLoad& b) { return a.transfer_id < b.transfer_id; });
+  s.dram.in = dram_in_;
+  return s;
+}
+
+}  // namespace
+
+sir::Schedule generate(const fir::Graph& graph, const mapping::Mapping& mapping, const arch::Architecture& arch,
+                       const Options& options) {
+  auto problems = mapping::check_against_arch(mapping, arch, options.mapping_file);
+  auto more = mapping::check_against_fir(mapping, graph, options.mapping_file);
+  problems.insert(problems.end(), more.begin(), more.end());
+  mapping::throw_if_problems(problems);
+  Generator gen(graph, mapping, arch, options);
+  return gen.run();
+}
+
+Summary summarize(const sir::Schedule& s) {
+  Summary r;
+  for (const auto& c : s.cores)
+    for (const auto& w : c.workloads) {
+      ++r.workloads;
+      r.tiles += w.tile_info.size();
+      r.predicted_cycles += w.time;
+      for (const auto& e : w.wl0_buffer.entries)
+        if (e.layer_name == w.layer_name) {
+          if (e.source == sir::WeightSource::Ddr) ++r.wl0_direct_layers;
+          else ++r.l2_stream_layers;
+        }
+    }
+  for (const auto& d : s.dram.out)
+    if (d.type == sir::DramLoadType::Weight) r.weight_bytes += d.size;
+  return r;
+}
+
+}  // namespace cct::irgen

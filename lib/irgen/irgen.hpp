@@ -1,0 +1,56 @@
+// irgen: Frontend IR + mapping + architecture -> Scheduler IR, and the
+// semantic checker of any Scheduler IR (formats/Scheduler_IR_Format.md).
+//
+// generate() expands every mapped layer into workloads (one per batch group
+// and partition part, on the part's core), links producers and consumers by
+// transfer ids (core to core, through DRAM across segments unless the
+// tensor stays in the core's L2, DRAM for weights and the network's inputs
+// and outputs), allocates L2 and the weight buffer (WL0) over the workloads'
+// lifetimes, schedules weight loads as early as the buffers allow
+// (prefetch), records the L2 / WL0 snapshot before each workload, and tiles
+// each workload with the intra-core compiler (tiling.hpp).
+//
+// check() validates a Scheduler IR across workloads: every consumed transfer
+// has exactly one producer and matching coordinates, no two live tensors
+// overlap in L2 or WL0, capacities and ring-buffer regions hold, coordinates
+// lie within the layers (with a FIR) and each layer's output is covered
+// exactly once.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "arch/arch.hpp"
+#include "fir/fir.hpp"
+#include "mapping/mapping.hpp"
+#include "sir/sir.hpp"
+
+namespace cct::irgen {
+
+struct Options {
+  std::string fir_file = "<fir>";          // names the inputs in errors
+  std::string mapping_file = "<mapping>";
+  bool prefetch = true;                    // load weights ahead of their workload when buffers allow
+  bool in_place_add = true;                // element-wise adds may write over an input that dies with them
+};
+
+sir::Schedule generate(const fir::Graph& graph, const mapping::Mapping& mapping, const arch::Architecture& arch,
+                       const Options& options = {});
+
+// Statistics of a generated schedule (for --stats and the benchmark).
+struct Summary {
+  size_t workloads = 0, tiles = 0;
+  int64_t predicted_cycles = 0;   // sum of workload times (no overlap)
+  int64_t weight_bytes = 0;       // weights loaded from DRAM
+  int64_t wl0_direct_layers = 0;  // layers whose weights go DRAM -> WL0
+  int64_t l2_stream_layers = 0;   // layers whose weights stream from L2
+};
+Summary summarize(const sir::Schedule& s);
+
+// Semantic checks; every problem as "file: /json/pointer: what". `graph`
+// is optional: without it, layer shapes are taken from the schedule (the
+// union of each layer's workloads) and coverage is checked against that.
+std::vector<std::string> check(const sir::Schedule& s, const arch::Architecture& arch, const fir::Graph* graph,
+                               const std::string& file, size_t max_problems = 100);
+
+}  // namespace cct::irgen
