@@ -780,7 +780,10 @@ class Lowerer {
     }
     std::vector<int> final_index(protos_.size(), -1);
     std::map<std::pair<int, std::string>, int> converted;  // (source key, kind) -> layer
-    for (size_t k = 0; k < g_.inputs.size(); ++k) m_.graph_inputs.push_back(g_.inputs[k]);
+    for (size_t k = 0; k < g_.inputs.size(); ++k) {
+      m_.graph_inputs.push_back(g_.inputs[k]);
+      m_.graph_input_shapes.push_back(shape(g_.inputs[k]));
+    }
 
     // Layer output dtypes follow from producers for transparent layers, so
     // they are set while assembling in order.
@@ -1073,7 +1076,7 @@ fir::Graph structure_of(const LoweredModel& m) {
         const LLayer& p = m.layers[static_cast<size_t>(o.index)];
         add_input(p.name, p.out_shape, p.out_dtype, p.batch_axis);
       } else if (o.kind == Operand::Kind::GraphInput) {
-        add_input("input" + std::to_string(o.index + 1), l.op == fir::Op::Quantize ? l.out_shape : Shape{}, "float16", 0);
+        add_input("input" + std::to_string(o.index + 1), m.graph_input_shapes[static_cast<size_t>(o.index)], "float16", 0);
       } else {
         const LConstant& c = m.constants[static_cast<size_t>(o.index)];
         add_input(c.name, c.tensor.shape, "float32", -1);

@@ -72,6 +72,7 @@ struct LoweredModel {
   std::vector<LLayer> layers;        // in layer_index order
   std::vector<LConstant> constants;  // constant operands of VP/cpu layers
   std::vector<int> graph_inputs;     // float-graph input values, in order (input1, input2, ...)
+  std::vector<interp::Shape> graph_input_shapes;
   std::vector<int> graph_outputs;    // layer index producing each graph output (output1, ...)
   // Float-graph values whose activations decide each quantization class's range.
   std::vector<std::vector<int>> qclass_values;

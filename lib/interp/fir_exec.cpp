@@ -136,6 +136,15 @@ float group_float(const Layer& l, const char* group, const char* key, float dflt
   return j && j->is_number() ? int8::param(j->as_double()) : dflt;
 }
 
+// activation_attr: in Layer::activation when the layer was read from a file,
+// in Layer::extra when onnx2fir built it for a layer without activation_type.
+const Json* activation_attr(const Layer& l) {
+  if (l.activation && l.activation->attr.is_object()) return &l.activation->attr;
+  for (const auto& [key, val] : l.extra)
+    if (key == "activation_attr" && val.is_object()) return &val;
+  return nullptr;
+}
+
 int8::Activation parse_activation(const Layer& l) {
   int8::Activation a;
   if (!l.activation || !l.activation->type) return a;
@@ -319,11 +328,10 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load) : g_(g) {
           auto m = l.fp32_mul_group();
           p.mode = int8::parse_act_mode(m ? m->act_mode : std::string(fir::op_name(l.op)));
           p.k_scalar = m && m->mul_group_k_scalar ? int8::param(*m->mul_group_k_scalar) : 1.0f;
-          for (const auto& [key, val] : l.extra)
-            if (key == "activation_attr" && val.is_object()) {
-              if (const Json* a = val.find("alpha")) p.alpha = static_cast<float>(a->as_double());
-              if (const Json* b = val.find("beta")) p.beta = static_cast<float>(b->as_double());
-            }
+          if (const Json* attr = activation_attr(l)) {
+            if (const Json* a = attr->find("alpha")) p.alpha = static_cast<float>(a->as_double());
+            if (const Json* b = attr->find("beta")) p.beta = static_cast<float>(b->as_double());
+          }
           break;
         }
         case Op::Concat: {
@@ -340,9 +348,8 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load) : g_(g) {
           p.gamma = gk.to_float();
           p.beta_v = bk.to_float();
           p.axis = l.axis.value_or(-1);
-          for (const auto& [key, val] : l.extra)
-            if (key == "activation_attr" && val.is_object())
-              if (const Json* e = val.find("epsilon")) p.eps = static_cast<float>(e->as_double());
+          if (const Json* attr = activation_attr(l))
+            if (const Json* e = attr->find("epsilon")) p.eps = static_cast<float>(e->as_double());
           break;
         }
         case Op::Softmax: p.axis = l.axis.value_or(-1); break;

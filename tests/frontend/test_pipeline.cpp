@@ -48,6 +48,48 @@ OnnxBuilder small_cnn() {
   return b;
 }
 
+// A transformer-like block: layer normalisation (decomposed), dense with
+// bias, transpose, matmul of two activations, softmax, erf GELU, a lone hard
+// sigmoid and a concat with a constant.
+OnnxBuilder small_transformer() {
+  OnnxBuilder b;
+  b.input("x", {1, 4, 8}).output("y", {1, 5, 8});
+  b.init_i64("last", {1}, {-1});
+  auto& m1 = b.node("ReduceMean", {"x"}, {"m"});
+  OnnxBuilder::attr(m1, "axes", std::vector<int64_t>{-1});
+  b.node("Sub", {"x", "m"}, {"d"});
+  b.init("two", {}, {2.0f}).init("eps", {}, {1e-6f});
+  b.node("Pow", {"d", "two"}, {"p"});
+  auto& m2 = b.node("ReduceMean", {"p"}, {"v"});
+  OnnxBuilder::attr(m2, "axes", std::vector<int64_t>{-1});
+  b.node("Add", {"v", "eps"}, {"ve"});
+  b.node("Sqrt", {"ve"}, {"sd"});
+  b.node("Div", {"d", "sd"}, {"n"});
+  b.random_init("gamma", {8}, 1.0f).random_init("beta", {8}, 0.2f);
+  b.node("Mul", {"n", "gamma"}, {"ng"});
+  b.node("Add", {"ng", "beta"}, {"ln"});
+  b.random_init("wq", {8, 8}).random_init("bq", {8}, 0.1f);
+  b.node("MatMul", {"ln", "wq"}, {"q"});
+  b.node("Add", {"q", "bq"}, {"qb"});
+  auto& t = b.node("Transpose", {"qb"}, {"qt"});
+  OnnxBuilder::attr(t, "perm", std::vector<int64_t>{0, 2, 1});
+  b.node("MatMul", {"qb", "qt"}, {"att"});
+  auto& sm = b.node("Softmax", {"att"}, {"sm"});
+  OnnxBuilder::attr(sm, "axis", int64_t{-1});
+  b.node("MatMul", {"sm", "qb"}, {"ctx"});
+  b.init("sqrt2", {}, {1.4142135f}).init("one", {}, {1.0f}).init("half", {}, {0.5f});
+  b.node("Div", {"ctx", "sqrt2"}, {"g1"});
+  b.node("Erf", {"g1"}, {"g2"});
+  b.node("Add", {"g2", "one"}, {"g3"});
+  b.node("Mul", {"ctx", "g3"}, {"g4"});
+  b.node("Mul", {"g4", "half"}, {"gelu"});
+  b.node("HardSigmoid", {"gelu"}, {"hs"});
+  b.random_init("cls", {1, 1, 8});
+  auto& cat = b.node("Concat", {"cls", "hs"}, {"y"});
+  OnnxBuilder::attr(cat, "axis", int64_t{1});
+  return b;
+}
+
 frontend::CompileResult compile(const OnnxBuilder& b, bool golden, bool report) {
   frontend::CompileOptions o;
   o.calib_random = 4;
@@ -104,6 +146,39 @@ TEST_CASE("golden activations are reproduced from the files on disk, bit for bit
     ++compared;
   });
   CHECK(compared == static_cast<int>(g.size()));
+}
+
+TEST_CASE("transformer layers: structure, and golden data reproduced from disk") {
+  auto r = compile(small_transformer(), true, true);
+  std::string dir = cct::testing::temp_dir("frontend_transformer");
+  for (const auto& [n, a] : r.files) write_npy(dir + "/" + n, a);
+  write_output(dir + "/t.json", r.fir_text);
+  fir::Graph g = fir::read_fir(dir + "/t.json");
+  std::map<std::string, std::string> devices;
+  for (const auto& l : g.layers()) devices[l.operation] += std::string(fir::device_name(l.device)) + " ";
+  CHECK(devices["layer_norm"] == "cpu ");
+  CHECK(devices["softmax"] == "cpu ");
+  CHECK(devices["transpose"] == "cpu ");
+  CHECK(devices["matmul"] == "npu npu ");
+  CHECK(devices["gelu"] == "npu ");
+  CHECK(devices["hard_sigmoid"] == "npu ");
+  CHECK(devices["dense"] == "npu ");
+  CHECK(devices["concat"] == "npu ");
+  auto files = by_name(r);
+  interp::FirExecutor exec(g, interp::directory_loader(dir));
+  // the graph input feeds the (cpu) layer norm directly: no quantize layer
+  CHECK(g.find("src_quantize_1_1") == nullptr);
+  const fir::Layer* first = g.input_layers().at(0);
+  CHECK(first->operation == "layer_norm");
+  NpyArray in = *files.at(*first->file("input_activation1"));
+  int compared = 0;
+  exec.run({interp::Tensor::floats(in.shape, in.to_float())},
+           [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&, const interp::QTensor& out) {
+             CHECK_MESSAGE(out.to_npy().bytes == files.at(*l.file("output_activation1"))->bytes, l.name);
+             ++compared;
+           });
+  CHECK(compared == static_cast<int>(g.size()));
+  CHECK(r.output_cosine > 0.99);
 }
 
 TEST_CASE("the quantized convolution matches a direct computation with int8_ops") {
