@@ -7,6 +7,8 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <cstdio>
+#include <cstdlib>
 
 #include "irgen/irgen.hpp"
 #include "irgen/tiling.hpp"
@@ -109,6 +111,7 @@ struct Wl {
   bool to_dram = false;
   std::vector<int64_t> dram_reloads;  // DRAM load ids that read this output back
   int weight = -1;                    // index into weights
+  int64_t vp_time = 0;                // vector-processor workloads: predicted cycles
   sir::Workload sir;                  // filled at the end
 };
 
@@ -141,6 +144,11 @@ struct WeightLoad {
   int l2_tensor = -1;    // CORE: the L2 copy
   int64_t order = 0;
   int64_t tile_k = 0;    // CORE: K of one tile
+  int64_t slots = 2;     // CORE: WL0 slots (1 when one tile holds all)
+  int64_t per_k = 0;     // bytes of one output channel
+  int64_t l2_address = -1;
+  bool fits_wl0 = false;
+  int64_t direct_time = 0, stream_time = 0;  // predicted cycles of its workloads on each path
 };
 
 // First-fit placement of [start, end] x size blocks in an address space.
@@ -181,8 +189,11 @@ class Generator {
     build_workloads();
     connect();
     place_activations();
+    for (auto& w : wls_)
+      if (!layers_[size_t(w.layer)].pe) tile_vp(w);
     plan_weights();
-    tile_all();
+    for (auto& w : wls_)
+      if (layers_[size_t(w.layer)].pe) tile_pe(w);
     return emit();
   }
 
@@ -204,8 +215,12 @@ class Generator {
   // ---- memory
   void place_activations();
   void plan_weights();
+  int assign(const std::vector<char>& direct, bool commit);
+  int64_t estimate(const std::vector<char>& direct);
+  std::string assign_error_;
+  bool debug_ = false;
   // ---- tiles and output
-  void tile_all();
+  ConvShape conv_shape(const Wl& w, bool weights_in_l2) const;
   void tile_pe(Wl& w);
   void tile_vp(Wl& w);
   sir::Schedule emit();
@@ -233,7 +248,6 @@ class Generator {
   std::vector<sir::DramStore> dram_in_;
   std::vector<sir::DramLoad> dram_out_;            // weights first, then activations (sorted at the end)
   std::map<int, Allocator> l2_;                     // core -> L2 blocks placed so far
-  std::map<int, Allocator> wl0_;                    // core -> WL0 blocks (rows)
   int64_t next_transfer_ = 0;
   int64_t next_order_ = 1;
 };
@@ -639,110 +653,224 @@ void Generator::place_activations() {
 // reads it at WL0 speed), otherwise DRAM -> L2 and streamed tile by tile
 // through two WL0 slots. Each load is issued as early as its buffer has
 // room until its last use, in the order the workloads need them.
+//
+// Which path each layer takes is a trade: WL0 makes the layer compute
+// faster, but the buffer is small, so few loads can run ahead; L2 holds
+// weights many layers ahead, so DRAM keeps streaming while compute-heavy
+// layers run. Loads into WL0 also share the in-order LW queue with the tile
+// loads of streamed layers, so they are never issued at or before a
+// streamed workload that precedes their own. The choice is searched: a
+// split point (WL0 before it, L2 after), then single-layer flips, each
+// candidate priced by estimate() on a timeline of compute and DRAM.
 void Generator::plan_weights() {
   const int64_t cols = a_.core.pe_cols;
   const int64_t align = a_.core.l2_channel_align_bytes;
   const int64_t extra = a_.core.weight_extra_bytes_per_out_channel;
-  // The architecture's wl0_bytes counts WL0 address units, as asm and
-  // zebusim bound them (Architecture_Format.md).
+  const int64_t wl0_capacity = a_.core.wl0_bytes;
+  for (size_t wi = 0; wi < weights_.size(); ++wi) {
+    WeightLoad& wt = weights_[wi];
+    const LayerModel& L = layers_[size_t(wt.layer)];
+    auto shape = fir::weight_shape(*L.fir);
+    if (!shape || shape->size() < 2) fail_fir(L.fir->name, "a PE layer without a [K, C, kh, kw] weight shape");
+    Dims wd = dims4(*shape);
+    int wbytes = dtype_size(L.fir->input_dtype, 1);
+    wt.per_k = round_up(wd[1] * wbytes, align) * wd[2] * wd[3] + extra;
+    int64_t kcount = wt.k_hi - wt.k_lo + 1;
+    wt.bytes = kcount * wt.per_k;
+    wt.rows = ceil_div(kcount, cols) * round_up(wt.per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
+    // Tiles of a streamed layer: two WL0 slots sharing the whole buffer
+    // (no DRAM -> WL0 load is live during a streamed workload).
+    wt.tile_k = std::max(cols, wl0_capacity / 2 * kWl0RowBytes / wt.per_k / cols * cols);
+    wt.slots = 2;
+    if (wt.tile_k >= kcount) wt.tile_k = kcount, wt.slots = 1;
+    wt.fits_wl0 = wt.rows <= wl0_capacity;
+    for (int id : wt.workloads) {
+      wt.direct_time += tiler_.plan(conv_shape(wls_[size_t(id)], false), 0).cycles;
+      wt.stream_time += tiler_.plan(conv_shape(wls_[size_t(id)], true), wt.tile_k).cycles;
+    }
+  }
+  std::vector<char> direct(weights_.size());
+  for (size_t i = 0; i < weights_.size(); ++i)
+    direct[i] = o_.weight_path != WeightPath::L2 && weights_[i].fits_wl0;
+  if (o_.weight_path == WeightPath::Auto && !weights_.empty()) {
+    // Weights in the order they are needed (workload ids are topological).
+    std::vector<size_t> order(weights_.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+      return wls_[size_t(weights_[x].workloads[0])].id < wls_[size_t(weights_[y].workloads[0])].id;
+    });
+    int64_t best = estimate(direct);
+    std::vector<char> best_modes = direct;
+    for (size_t split = 0; split < order.size(); ++split) {
+      std::vector<char> m(weights_.size(), 0);
+      for (size_t i = 0; i < split; ++i) m[order[i]] = weights_[order[i]].fits_wl0;
+      int64_t t = estimate(m);
+      if (t < best) best = t, best_modes = m;
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      bool improved = false;
+      for (size_t i : order) {
+        if (!weights_[i].fits_wl0) continue;
+        std::vector<char> m = best_modes;
+        m[i] = !m[i];
+        int64_t t = estimate(m);
+        if (t < best) best = t, best_modes = m, improved = true;
+      }
+      if (!improved) break;
+    }
+    direct = best_modes;
+  }
+  debug_ = getenv("IRGEN_DEBUG") != nullptr;
+  if (debug_) fprintf(stderr, "estimate %lld\n", (long long)estimate(direct));
+  debug_ = false;
+  if (assign(direct, true) < 0)
+    throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", assign_error_));
+}
+
+// Places every weight load for the given paths: WL0 entries, tile slots, L2
+// copies and issue positions. Returns -1 (assign_error_ says why) when some
+// load finds no room. With `commit` the L2 copies become L2 tensors.
+int Generator::assign(const std::vector<char>& direct, bool commit) {
   const int64_t wl0_capacity = a_.core.wl0_bytes;
   std::map<int, std::vector<int>> by_core;
   for (size_t i = 0; i < weights_.size(); ++i) by_core[weights_[i].core].push_back(int(i));
   for (auto& [core, list] : by_core) {
     std::stable_sort(list.begin(), list.end(), [&](int x, int y) { return weights_[size_t(x)].first < weights_[size_t(y)].first; });
-    Allocator& wl0 = wl0_.try_emplace(core, wl0_capacity).first->second;
-    Allocator& l2 = l2_.try_emplace(core, a_.core.l2_bytes).first->second;
-    int prev_issue = 0;
+    Allocator wl0(wl0_capacity);
+    Allocator l2 = l2_.try_emplace(core, a_.core.l2_bytes).first->second;
+    int prev_issue_lw = 0, prev_issue_ld = 0;
     int after_streamed = 0;  // DRAM -> WL0 loads wait behind the LW queue's tile loads of streamed layers
     for (int wi : list) {
       WeightLoad& wt = weights_[size_t(wi)];
       const LayerModel& L = layers_[size_t(wt.layer)];
-      auto shape = fir::weight_shape(*L.fir);
-      if (!shape || shape->size() < 2) fail_fir(L.fir->name, "a PE layer without a [K, C, kh, kw] weight shape");
-      Dims wd = dims4(*shape);
-      int wbytes = dtype_size(L.fir->input_dtype, 1);
-      int64_t per_k = round_up(wd[1] * wbytes, align) * wd[2] * wd[3] + extra;
-      int64_t kcount = wt.k_hi - wt.k_lo + 1;
-      wt.bytes = kcount * per_k;
-      wt.rows = ceil_div(kcount, cols) * round_up(per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
-      wt.direct = wt.rows <= wl0_capacity;
+      wt.direct = direct[size_t(wi)] && wt.fits_wl0;
       const std::string who = "weights of \"" + L.fir->name + "\" on core " + std::to_string(core);
       if (wt.direct) {
-        int lb = o_.prefetch ? std::max(prev_issue, after_streamed) : wt.first;
-        lb = std::min(lb, wt.first);
+        int lb = o_.prefetch ? std::min(std::max(prev_issue_lw, after_streamed), wt.first) : wt.first;
         int64_t addr = -1;
         int j = lb;
         for (; j <= wt.first; ++j)
           if ((addr = wl0.find(j, wt.last, wt.rows, 1)) >= 0) break;
-        if (addr < 0) throw Error(kExitInternal, "irgen: no WL0 room for the " + who);
+        if (addr < 0) {
+          assign_error_ = "no room in the weight buffer for the " + who;
+          return -1;
+        }
         wt.issue = j;
         wt.wl0_address = addr;
         wt.wl0_rows = wt.rows;
         wl0.add(j, wt.last, addr, wt.rows);
+        prev_issue_lw = j;
       } else {
-        // Two slots of one tile each; a tile is a multiple of the array width.
-        int64_t slot_budget = wl0_capacity / 4;
-        int64_t tile_k = slot_budget * kWl0RowBytes / per_k / cols * cols;
-        tile_k = std::max(tile_k, cols);
-        int64_t slots = 2;
-        if (tile_k >= kcount) tile_k = kcount, slots = 1;
-        wt.tile_k = tile_k;
-        wt.wl0_rows = slots * ceil_div(tile_k * per_k, kWl0RowBytes);
+        wt.wl0_rows = wt.slots * ceil_div(wt.tile_k * wt.per_k, kWl0RowBytes);
         int64_t waddr = wl0.find(wt.first, wt.last, wt.wl0_rows, 1);
-        if (waddr < 0)
-          throw Error(kExitInvalidInput, at_pointer(o_.fir_file, "/" + L.fir->name,
-                                                    "one tile of 64 output channels of the " + who +
-                                                        " does not fit the weight buffer twice"));
+        if (waddr < 0) {
+          assign_error_ = "one tile of the " + who + " does not fit the weight buffer twice";
+          return -1;
+        }
         wt.wl0_address = waddr;
         wl0.add(wt.first, wt.last, waddr, wt.wl0_rows);
-        int lb = o_.prefetch ? std::min(prev_issue, wt.first) : wt.first;
+        int lb = o_.prefetch ? std::min(prev_issue_ld, wt.first) : wt.first;
         int64_t addr = -1;
         int j = lb;
         for (; j <= wt.first; ++j)
           if ((addr = l2.find(j, wt.last, wt.bytes, kL2AllocAlign)) >= 0) break;
-        if (addr < 0)
-          throw Error(kExitInvalidInput,
-                      at_pointer(o_.mapping_file, "/segments",
-                                 "the " + who + " (" + std::to_string(wt.bytes) +
-                                     " bytes) do not fit in L2 next to the activations live with them"));
+        if (addr < 0) {
+          assign_error_ = "the " + who + " (" + std::to_string(wt.bytes) +
+                          " bytes) do not fit in L2 next to the activations live with them";
+          return -1;
+        }
         wt.issue = j;
+        wt.l2_address = addr;
         l2.add(j, wt.last, addr, wt.bytes);
-        L2Tensor t;
-        t.core = core;
-        t.start = j;
-        t.end = wt.last;
-        t.size = wt.bytes;
-        t.address = addr;
-        t.box.lo = {0, wt.k_lo, 0, 0};
-        t.box.hi = {0, wt.k_hi, wd[1] - 1, wd[2] * wd[3] - 1};
-        t.type = sir::TensorType::Weight;
-        t.layer_name = L.fir->name;
-        sir::Source src;
-        src.core_id = sir::kDramCoreId;
-        src.lower = t.box.lo;
-        src.upper = t.box.hi;
-        src.size = wt.bytes;
-        src.transfer_id = wt.transfer;
-        src.type = sir::Endpoint::Dram;
-        t.source.push_back(src);
-        t.transfers.push_back(wt.transfer);
-        t.weight = wi;
-        wt.l2_tensor = int(tensors_.size());
-        tensors_.push_back(std::move(t));
         after_streamed = std::max(after_streamed, wt.last + 1);
+        prev_issue_ld = j;
       }
-      prev_issue = wt.issue;
-      wt.order = next_order_++;
-      if (wt.l2_tensor >= 0) tensors_[size_t(wt.l2_tensor)].order = wt.order;
     }
   }
+  if (!commit) return 0;
+  for (size_t wi = 0; wi < weights_.size(); ++wi) {
+    WeightLoad& wt = weights_[wi];
+    wt.order = next_order_++;
+    if (wt.direct) continue;
+    const LayerModel& L = layers_[size_t(wt.layer)];
+    Dims wd = dims4(*fir::weight_shape(*L.fir));
+    L2Tensor t;
+    t.core = wt.core;
+    t.start = wt.issue;
+    t.end = wt.last;
+    t.size = wt.bytes;
+    t.address = wt.l2_address;
+    t.box.lo = {0, wt.k_lo, 0, 0};
+    t.box.hi = {0, wt.k_hi, wd[1] - 1, wd[2] * wd[3] - 1};
+    t.type = sir::TensorType::Weight;
+    t.layer_name = L.fir->name;
+    sir::Source src;
+    src.core_id = sir::kDramCoreId;
+    src.lower = t.box.lo;
+    src.upper = t.box.hi;
+    src.size = wt.bytes;
+    src.transfer_id = wt.transfer;
+    src.type = sir::Endpoint::Dram;
+    t.source.push_back(src);
+    t.transfers.push_back(wt.transfer);
+    t.weight = int(wi);
+    t.order = wt.order;
+    wt.l2_tensor = int(tensors_.size());
+    tensors_.push_back(std::move(t));
+  }
+  return 0;
+}
+
+// Predicted end of the program for the given weight paths: per core, the
+// workloads run one after another, each waiting for its weights; DRAM
+// serves the loads in the order they are issued (a load issued in workload
+// j starts once workload j-1 has finished) at one channel's bandwidth.
+int64_t Generator::estimate(const std::vector<char>& direct) {
+  if (assign(direct, false) < 0) return std::numeric_limits<int64_t>::max();
+  const double bw = timing::dram_channel_bytes_per_cycle(a_);
+  int64_t worst = 0;
+  for (const auto& [core, ids] : per_core_) {
+    std::vector<std::vector<int>> issued(ids.size());
+    for (size_t wi = 0; wi < weights_.size(); ++wi)
+      if (weights_[wi].core == core) issued[size_t(weights_[wi].issue)].push_back(int(wi));
+    std::vector<double> ready(weights_.size(), 0.0);
+    double t = 0, dram_free = 0;
+    for (size_t k = 0; k < ids.size(); ++k) {
+      const Wl& w = wls_[size_t(ids[k])];
+      auto load = [&](int64_t bytes) {
+        double start = std::max(t, dram_free);
+        dram_free = start + double(bytes) / bw;
+        return dram_free;
+      };
+      // The workload's own loads go first, then the loads it issues ahead.
+      double inputs_ready = t;
+      for (const auto& u : w.inputs)
+        for (const auto& pc : u.pieces)
+          if (pc.kind == Piece::GraphInput || pc.kind == Piece::Dram)
+            inputs_ready = std::max(inputs_ready, load(tensors_[size_t(pc.buffer)].size));
+      for (int wi : issued[k])
+        if (weights_[size_t(wi)].first == int(k)) ready[size_t(wi)] = load(weights_[size_t(wi)].bytes);
+      for (int wi : issued[k])
+        if (weights_[size_t(wi)].first != int(k)) ready[size_t(wi)] = load(weights_[size_t(wi)].bytes);
+      t = inputs_ready;
+      double dur = double(w.vp_time);
+      if (w.weight >= 0) {
+        const WeightLoad& wt = weights_[size_t(w.weight)];
+        t = std::max(t, ready[size_t(w.weight)]);
+        dur = double(wt.direct ? wt.direct_time : wt.stream_time) / double(wt.workloads.size());
+      }
+      if (debug_) fprintf(stderr, "est wl %d start %.0f dur %.0f dram_free %.0f\n", w.id, t, dur, dram_free);
+      t += dur;
+    }
+    worst = std::max(worst, int64_t(t));
+  }
+  return worst;
 }
 
 // ------------------------------------------------------------------ tiles
 
-void Generator::tile_pe(Wl& w) {
+ConvShape Generator::conv_shape(const Wl& w, bool weights_in_l2) const {
   const LayerModel& L = layers_[size_t(w.layer)];
-  const WeightLoad& wt = weights_[size_t(w.weight)];
   const InputRef& in = L.inputs.at(0);
   Dims e = w.out.extent();
   ConvShape cs;
@@ -753,7 +881,15 @@ void Generator::tile_pe(Wl& w) {
   cs.r = win[0], cs.s = win[1], cs.stride_h = st[0], cs.stride_w = st[1];
   cs.in_bytes = in.bytes;
   cs.out_bytes = L.out_bytes;
-  cs.weights_in_l2 = !wt.direct;
+  cs.weights_in_l2 = weights_in_l2;
+  return cs;
+}
+
+void Generator::tile_pe(Wl& w) {
+  const LayerModel& L = layers_[size_t(w.layer)];
+  const WeightLoad& wt = weights_[size_t(w.weight)];
+  const InputRef& in = L.inputs.at(0);
+  ConvShape cs = conv_shape(w, !wt.direct);
   TilePlan plan = tiler_.plan(cs, wt.direct ? 0 : wt.tile_k);
   const std::string mode = plan.cut_mode();
   int64_t total = 0;
@@ -824,13 +960,7 @@ void Generator::tile_vp(Wl& w) {
   t.single_tile_time_pred = double(cycles);
   w.sir.tile_info.push_back(std::move(t));
   w.sir.time = cycles;
-}
-
-void Generator::tile_all() {
-  for (auto& w : wls_) {
-    if (layers_[size_t(w.layer)].pe) tile_pe(w);
-    else tile_vp(w);
-  }
+  w.vp_time = cycles;
 }
 
 // ------------------------------------------------------------------ output

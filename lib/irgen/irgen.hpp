@@ -27,11 +27,19 @@
 
 namespace cct::irgen {
 
+// Where a PE layer's weights go from DRAM: straight into the weight buffer
+// (WL0, read by the array at full speed, but the buffer is small) or into L2,
+// from where the array streams them tile by tile (slower to read, but L2
+// holds weights many layers ahead). Auto decides per layer with the model.
+enum class WeightPath { Auto, Wl0, L2 };
+
 struct Options {
   std::string fir_file = "<fir>";          // names the inputs in errors
   std::string mapping_file = "<mapping>";
   bool prefetch = true;                    // load weights ahead of their workload when buffers allow
   bool in_place_add = true;                // element-wise adds may write over an input that dies with them
+  WeightPath weight_path = WeightPath::Auto;
+  double stream_tolerance = 0.05;          // Auto: stream from L2 unless that is this much slower
 };
 
 sir::Schedule generate(const fir::Graph& graph, const mapping::Mapping& mapping, const arch::Architecture& arch,

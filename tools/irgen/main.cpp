@@ -37,6 +37,10 @@ int main(int argc, char** argv) {
         cli::add_validate_option(o);
         o.add_options()("check", "validate the Scheduler IR given as input instead of generating");
         o.add_options()("no-prefetch", "load weights only in the workload that needs them");
+        o.add_options()("weights", "where weights go from DRAM: auto, wl0 or l2 (default auto)",
+                        cxxopts::value<std::string>(), "PATH");
+        o.add_options()("stream-tolerance", "auto: stream weights from L2 unless that is this fraction slower (default 0.05)",
+                        cxxopts::value<double>(), "X");
         o.add_options()("stats", "print a summary of the generated schedule on stderr");
       },
       [](const cxxopts::ParseResult& r) {
@@ -65,6 +69,14 @@ int main(int argc, char** argv) {
         opt.fir_file = display_name(input);
         opt.mapping_file = display_name(mapping_path);
         opt.prefetch = !r.count("no-prefetch");
+        if (r.count("weights")) {
+          std::string w = r["weights"].as<std::string>();
+          if (w == "auto") opt.weight_path = irgen::WeightPath::Auto;
+          else if (w == "wl0") opt.weight_path = irgen::WeightPath::Wl0;
+          else if (w == "l2") opt.weight_path = irgen::WeightPath::L2;
+          else throw_usage_error("--weights is auto, wl0 or l2, not '" + w + "'");
+        }
+        if (r.count("stream-tolerance")) opt.stream_tolerance = r["stream-tolerance"].as<double>();
         sir::Schedule s = irgen::generate(g, m, arch, opt);
         sir::write_sir(cli::output_path(r), s, validate);
         if (r.count("stats")) {
