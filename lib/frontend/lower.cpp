@@ -972,6 +972,11 @@ class Lowerer {
       for (const auto& e : errors_) msg += "\n  " + e;
       throw Error(kExitInvalidInput, msg);
     }
+    // Layer names must be unique; the naming rules make clashes unlikely, but
+    // a source model may reuse node names.
+    std::map<std::string, int> seen;
+    for (auto& l : m_.layers)
+      if (seen[l.name]++) l.name += "_" + std::to_string(seen[l.name] - 1);
     assign_qclasses();
   }
 

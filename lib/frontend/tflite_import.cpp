@@ -282,6 +282,9 @@ class TfliteImporter {
 
   void add_input(int t) {
     Shape s = tshape(t);
+    if (!opts_.input_shape.empty() && g_.inputs.empty() && opts_.input_shape != s)
+      throw_input_error(name_ + ": a TFLite model has static shapes; its input is " + interp::shape_str(s) +
+                        ", not --input-shape " + interp::shape_str(opts_.input_shape));
     if (opts_.batch > 0 && !s.empty() && s[0] != opts_.batch)
       throw_input_error(name_ + ": a TFLite model has a fixed batch (" + std::to_string(s[0]) + "); --batch " +
                         std::to_string(opts_.batch) + " cannot be applied");

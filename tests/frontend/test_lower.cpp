@@ -88,6 +88,17 @@ TEST_CASE("Clip(0, 6) fuses as relu6, other clips as clip with bounds") {
   CHECK(acts == std::vector<std::string>{"relu6", "clip"});
 }
 
+TEST_CASE("opset 9 attribute forms (Clip min/max) lower the same way") {
+  OnnxBuilder b(9);
+  b.input("x", {1, 3, 8, 8}).output("y", {1, 4, 8, 8});
+  conv(b, "x", "c", 3, 4, 3);
+  auto& clip = b.node("Clip", {"c"}, {"y"});
+  OnnxBuilder::attr(clip, "min", 0.0f);
+  OnnxBuilder::attr(clip, "max", 6.0f);
+  auto m = lower(b);
+  CHECK(find(m, fir::Op::Conv2d).activation == std::optional<std::string>("relu6"));
+}
+
 TEST_CASE("x * sigmoid(x) is silu, x * hardsigmoid(x) is hard_swish, SE gating is element_wise_mul") {
   OnnxBuilder b;
   b.input("x", {1, 4, 6, 6}).output("y", {1, 4, 6, 6});
