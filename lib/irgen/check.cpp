@@ -245,9 +245,14 @@ void Checker::workload(const sir::Core& c, size_t k) {
       }
       const sir::Workload* cw = dst.workload_id ? s_.find_workload(*dst.workload_id) : nullptr;
       if (!cw) continue;  // structural checks report it
+      // The consumer reads the transfer, or keeps it in L2 with pieces it
+      // reads (one buffer assembled from several pieces).
       bool lists = false;
       for (const auto& f : cw->ifmap)
         lists = lists || std::find(f.transfer_id.begin(), f.transfer_id.end(), o.transfer_id) != f.transfer_id.end();
+      for (const auto& b : cw->buffer)
+        lists = lists || (b.transfer_id && std::find(b.transfer_id->begin(), b.transfer_id->end(), o.transfer_id) !=
+                                               b.transfer_id->end());
       if (!lists)
         add_problem(dp, "workload " + std::to_string(*dst.workload_id) + " does not read transfer " +
                             std::to_string(o.transfer_id));
@@ -331,8 +336,12 @@ void Checker::memory(const sir::Core& c, size_t k) {
     for (int64_t tid : w.ifmap[i].transfer_id)
       if (!held(tid))
         add_problem(p + "/ifmap/" + std::to_string(i), "input transfer " + std::to_string(tid) + " is in no L2 tensor of the workload");
+  // An output only stored to DRAM may sit in an "ofmap" tensor named after its layer.
+  bool own_ofmap = false;
+  for (const auto& b : w.buffer)
+    own_ofmap = own_ofmap || (b.type == sir::TensorType::Ofmap && b.layer_name && *b.layer_name == w.layer_name);
   for (size_t i = 0; i < w.ofmap.size(); ++i)
-    if (!held(w.ofmap[i].transfer_id))
+    if (!held(w.ofmap[i].transfer_id) && !own_ofmap)
       add_problem(p + "/ofmap/" + std::to_string(i),
                   "output transfer " + std::to_string(w.ofmap[i].transfer_id) + " is in no L2 tensor of the workload");
   // WL0: entries inside the buffer and disjoint; PE workloads find their weights.

@@ -7,8 +7,6 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <cstdio>
-#include <cstdlib>
 
 #include "irgen/irgen.hpp"
 #include "irgen/tiling.hpp"
@@ -181,8 +179,9 @@ class Allocator {
 
 class Generator {
  public:
-  Generator(const fir::Graph& g, const mapping::Mapping& m, const arch::Architecture& a, const Options& o)
-      : g_(g), m_(m), a_(a), o_(o), tiler_(a) {}
+  Generator(const fir::Graph& g, const mapping::Mapping& m, const arch::Architecture& a, const Options& o,
+            int64_t* estimate_out)
+      : g_(g), m_(m), a_(a), o_(o), tiler_(a), estimate_out_(estimate_out) {}
 
   sir::Schedule run() {
     build_network();
@@ -194,6 +193,7 @@ class Generator {
     plan_weights();
     for (auto& w : wls_)
       if (layers_[size_t(w.layer)].pe) tile_pe(w);
+    if (estimate_out_) *estimate_out_ = estimated_cycles_;
     return emit();
   }
 
@@ -218,7 +218,7 @@ class Generator {
   int assign(const std::vector<char>& direct, bool commit);
   int64_t estimate(const std::vector<char>& direct);
   std::string assign_error_;
-  bool debug_ = false;
+  int64_t estimated_cycles_ = 0;
   // ---- tiles and output
   ConvShape conv_shape(const Wl& w, bool weights_in_l2) const;
   void tile_pe(Wl& w);
@@ -237,6 +237,7 @@ class Generator {
   const arch::Architecture& a_;
   const Options& o_;
   Tiler tiler_;
+  int64_t* estimate_out_ = nullptr;
 
   std::vector<LayerModel> layers_;
   std::map<std::string, int, std::less<>> layer_index_;
@@ -720,9 +721,7 @@ void Generator::plan_weights() {
     }
     direct = best_modes;
   }
-  debug_ = getenv("IRGEN_DEBUG") != nullptr;
-  if (debug_) fprintf(stderr, "estimate %lld\n", (long long)estimate(direct));
-  debug_ = false;
+  estimated_cycles_ = estimate(direct);
   if (assign(direct, true) < 0)
     throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", assign_error_));
 }
@@ -859,7 +858,6 @@ int64_t Generator::estimate(const std::vector<char>& direct) {
         t = std::max(t, ready[size_t(w.weight)]);
         dur = double(wt.direct ? wt.direct_time : wt.stream_time) / double(wt.workloads.size());
       }
-      if (debug_) fprintf(stderr, "est wl %d start %.0f dur %.0f dram_free %.0f\n", w.id, t, dur, dram_free);
       t += dur;
     }
     worst = std::max(worst, int64_t(t));
@@ -1115,12 +1113,12 @@ sir::Schedule Generator::emit() {
 }  // namespace
 
 sir::Schedule generate(const fir::Graph& graph, const mapping::Mapping& mapping, const arch::Architecture& arch,
-                       const Options& options) {
+                       const Options& options, int64_t* estimated_cycles) {
   auto problems = mapping::check_against_arch(mapping, arch, options.mapping_file);
   auto more = mapping::check_against_fir(mapping, graph, options.mapping_file);
   problems.insert(problems.end(), more.begin(), more.end());
   mapping::throw_if_problems(problems);
-  Generator gen(graph, mapping, arch, options);
+  Generator gen(graph, mapping, arch, options, estimated_cycles);
   return gen.run();
 }
 

@@ -42,8 +42,11 @@ struct Options {
   double stream_tolerance = 0.05;          // Auto: stream from L2 unless that is this much slower
 };
 
+// `estimated_cycles`, when given, receives the end of the program on the
+// timeline the weight paths were chosen with (compute and DRAM, no contention
+// between cores).
 sir::Schedule generate(const fir::Graph& graph, const mapping::Mapping& mapping, const arch::Architecture& arch,
-                       const Options& options = {});
+                       const Options& options = {}, int64_t* estimated_cycles = nullptr);
 
 // Statistics of a generated schedule (for --stats and the benchmark).
 struct Summary {

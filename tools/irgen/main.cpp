@@ -77,13 +77,15 @@ int main(int argc, char** argv) {
           else throw_usage_error("--weights is auto, wl0 or l2, not '" + w + "'");
         }
         if (r.count("stream-tolerance")) opt.stream_tolerance = r["stream-tolerance"].as<double>();
-        sir::Schedule s = irgen::generate(g, m, arch, opt);
+        int64_t estimate = 0;
+        sir::Schedule s = irgen::generate(g, m, arch, opt, &estimate);
         sir::write_sir(cli::output_path(r), s, validate);
         if (r.count("stats")) {
           irgen::Summary sm = irgen::summarize(s);
           std::cerr << "workloads " << sm.workloads << ", tiles " << sm.tiles << ", predicted cycles (sum) "
                     << sm.predicted_cycles << ", weights " << sm.weight_bytes << " bytes, weights DRAM->WL0 in "
-                    << sm.wl0_direct_layers << " workloads, streamed from L2 in " << sm.l2_stream_layers << "\n";
+                    << sm.wl0_direct_layers << " workloads, streamed from L2 in " << sm.l2_stream_layers
+                    << ", estimated end " << estimate << " cycles\n";
         }
         return kExitOk;
       });
