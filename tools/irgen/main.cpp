@@ -63,12 +63,7 @@ int main(int argc, char** argv) {
         }
         if (r.count("fir")) throw_usage_error("--fir goes with --check; give the Frontend IR as the first argument");
         std::string mapping_path = cli::required(r, "mapping", "the mapping");
-        fir::Graph g = fir::read_fir(input, fo);
-        mapping::Mapping m = mapping::read_mapping(mapping_path, validate);
         irgen::Options opt;
-        opt.fir_file = display_name(input);
-        opt.mapping_file = display_name(mapping_path);
-        opt.prefetch = !r.count("no-prefetch");
         if (r.count("weights")) {
           std::string w = r["weights"].as<std::string>();
           if (w == "auto") opt.weight_path = irgen::WeightPath::Auto;
@@ -77,6 +72,11 @@ int main(int argc, char** argv) {
           else throw_usage_error("--weights is auto, wl0 or l2, not '" + w + "'");
         }
         if (r.count("stream-tolerance")) opt.stream_tolerance = r["stream-tolerance"].as<double>();
+        fir::Graph g = fir::read_fir(input, fo);
+        mapping::Mapping m = mapping::read_mapping(mapping_path, validate);
+        opt.fir_file = display_name(input);
+        opt.mapping_file = display_name(mapping_path);
+        opt.prefetch = !r.count("no-prefetch");
         int64_t estimate = 0;
         sir::Schedule s = irgen::generate(g, m, arch, opt, &estimate);
         sir::write_sir(cli::output_path(r), s, validate);

@@ -1,0 +1,74 @@
+#include "irgen_test_util.hpp"
+
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "testing.hpp"
+
+namespace irgen_test {
+
+using namespace cct;
+
+std::string fir_path(const std::string& net, int batch) {
+  return testing::reference_dir() + "/gemini-ir/frontend/int8_" + net + ".sim_quantized_b" + std::to_string(batch) + ".json";
+}
+std::string sir_path(const std::string& net, int batch) {
+  return testing::reference_dir() + "/gemini-ir/scheduler/int8_" + net + ".sim_quantized_b" + std::to_string(batch) +
+         "_c1_bw16_stschedule.json";
+}
+
+long reference_end_cycle(const std::string& net, int batch) {
+  std::string path = testing::reference_dir() + "/gemini-ir/trace/int8_" + net + ".sim_quantized_b" +
+                     std::to_string(batch) + "_c1_bw16_sim.txt";
+  std::ifstream in(path);
+  REQUIRE_MESSAGE(in.good(), "cannot read " << path);
+  std::string line, last;
+  while (std::getline(in, line))
+    if (!line.empty()) last = line;
+  std::smatch m;
+  REQUIRE_MESSAGE(std::regex_search(last, m, std::regex("'time': \\[(\\d+), (\\d+)\\]")), "no time in " << last);
+  return std::stol(m[2].str());
+}
+
+mapping::Mapping single_core(const fir::Graph& g, const std::string& arch) {
+  mapping::Mapping m;
+  m.arch = arch;
+  auto order = g.in_index_order();
+  m.batch = order.front()->output_shape.front().front();
+  for (const fir::Layer* l : order) {
+    if (l->device != fir::Device::Npu) continue;
+    mapping::Segment s;
+    mapping::LayerMapping lm;
+    lm.layer = l->name;
+    lm.cores = {0};
+    s.layers.push_back(lm);
+    m.segments.push_back(s);
+  }
+  return m;
+}
+
+mapping::Mapping pipeline(const fir::Graph& g, const std::string& arch, int cores, int groups) {
+  mapping::Mapping m;
+  m.arch = arch;
+  auto order = g.in_index_order();
+  m.batch = order.front()->output_shape.front().front();
+  mapping::Segment s;
+  s.batch_groups = groups;
+  for (const fir::Layer* l : order) {
+    if (l->device != fir::Device::Npu) continue;
+    mapping::LayerMapping lm;
+    lm.layer = l->name;
+    lm.cores = {int64_t(s.layers.size())};
+    s.layers.push_back(lm);
+    if (int(s.layers.size()) == cores) {
+      m.segments.push_back(s);
+      s.layers.clear();
+    }
+  }
+  if (!s.layers.empty()) m.segments.push_back(s);
+  return m;
+}
+
+}  // namespace irgen_test

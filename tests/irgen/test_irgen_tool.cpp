@@ -1,0 +1,104 @@
+// The irgen tool: command-line conventions, errors, and the acceptance loop
+// irgen | asm | zebusim against the reference programs' ZeBu cycles.
+#include <doctest/doctest.h>
+
+#include <regex>
+#include <string>
+
+#include "fir/fir.hpp"
+#include "irgen_test_util.hpp"
+#include "mapping/mapping.hpp"
+#include "testing.hpp"
+
+namespace {
+
+using namespace cct;
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+// Writes the single-core mapping of a reference FIR into `dir`.
+std::string mapping_file(const std::string& dir, const std::string& net, int batch) {
+  auto g = fir::read_fir(irgen_test::fir_path(net, batch));
+  std::string path = dir + "/" + net + "_b" + std::to_string(batch) + ".mapping.json";
+  testing::write_file(path, mapping::format_mapping(irgen_test::single_core(g, "zebu-1core")));
+  return path;
+}
+
+long total_cycles(const std::string& stats) {
+  std::smatch m;
+  REQUIRE_MESSAGE(std::regex_search(stats, m, std::regex("total cycles\\s+(\\d+)")), stats);
+  return std::stol(m[1].str());
+}
+
+}  // namespace
+
+TEST_CASE("irgen tool: --help, --version, usage errors") {
+  auto r = testing::run_tool("irgen", "--help");
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("--check") != std::string::npos);
+  r = testing::run_tool("irgen", "--version");
+  CHECK(r.exit_code == 0);
+  r = testing::run_tool("irgen", "--arch zebu-1core");
+  CHECK(r.exit_code == 2);
+  r = testing::run_tool("irgen", q(irgen_test::fir_path("resnet34", 1)) + " m.json --arch zebu-1core --weights fast");
+  CHECK(r.exit_code == 2);
+  r = testing::run_tool("irgen", q(irgen_test::fir_path("resnet34", 1)) + " /nonexistent/m.json --arch zebu-1core");
+  CHECK(r.exit_code == 4);
+  CHECK(r.err.find("/nonexistent/m.json") != std::string::npos);
+}
+
+TEST_CASE("irgen tool: stdin, -o, .zst and --check on its own output; byte-identical reruns") {
+  std::string dir = testing::temp_dir("irgen_tool_io");
+  std::string fir = irgen_test::fir_path("resnet34", 1);
+  std::string map = mapping_file(dir, "resnet34", 1);
+  auto a = testing::run_tool("irgen", q(fir) + " " + q(map) + " --arch zebu-1core");
+  REQUIRE_MESSAGE(a.exit_code == 0, a.err);
+  auto b = testing::run_tool("irgen", "- " + q(map) + " --arch zebu-1core", testing::read_file(fir));
+  REQUIRE_MESSAGE(b.exit_code == 0, b.err);
+  CHECK(a.out == b.out);
+  auto c = testing::run_tool("irgen", q(fir) + " " + q(map) + " --arch zebu-1core -o " + q(dir + "/s.sir.json.zst"));
+  REQUIRE_MESSAGE(c.exit_code == 0, c.err);
+  auto d = testing::run_tool("irgen", "--check " + q(dir + "/s.sir.json.zst") + " --arch zebu-1core --fir " + q(fir));
+  CHECK_MESSAGE(d.exit_code == 0, d.err);
+  CHECK(d.err.empty());
+}
+
+TEST_CASE("irgen tool: --check reports a corrupted schedule with its pointer and exit 1") {
+  std::string dir = testing::temp_dir("irgen_tool_check");
+  std::string text = testing::read_file(irgen_test::sir_path("resnet50", 1));
+  // The lists naming transfer 55 (the quantized image) now name a transfer nobody produces.
+  std::string bad = std::regex_replace(text, std::regex("\"transfer_id\"\\s*:\\s*\\[\\s*55\\s*\\]"), "\"transfer_id\": [99999]");
+  REQUIRE(bad != text);
+  testing::write_file(dir + "/bad.json", bad);
+  auto r = testing::run_tool("irgen", "--check " + q(dir + "/bad.json") + " --arch zebu-1core");
+  CHECK(r.exit_code == 1);
+  CHECK_MESSAGE(r.err.find("bad.json: /0/") != std::string::npos, r.err);
+  CHECK_MESSAGE(r.err.find("99999") != std::string::npos, r.err);
+}
+
+// The acceptance loop: the single-core schedule of each reference network,
+// assembled and run on the emulated core, takes fewer cycles than the
+// reference program did on ZeBu.
+TEST_CASE("irgen | asm | zebusim beats the reference programs' ZeBu cycles") {
+  std::string dir = testing::temp_dir("irgen_e2e");
+  for (std::string net : {"resnet34", "resnet50"})
+    for (int b : {1, 4}) {
+      CAPTURE(net);
+      CAPTURE(b);
+      std::string fir = irgen_test::fir_path(net, b);
+      std::string base = dir + "/" + net + "_b" + std::to_string(b);
+      std::string map = mapping_file(dir, net, b);
+      auto g = testing::run_tool("irgen", q(fir) + " " + q(map) + " --arch zebu-1core -o " + q(base + ".sir.json"));
+      REQUIRE_MESSAGE(g.exit_code == 0, g.err);
+      auto a = testing::run_tool("asm", q(base + ".sir.json") + " --fir " + q(fir) + " --arch zebu-1core -o " +
+                                            q(base + ".asm.jsonl"));
+      REQUIRE_MESSAGE(a.exit_code == 0, a.err);
+      auto z = testing::run_tool("zebusim", q(base + ".asm.jsonl") + " --arch zebu-1core --stats -o " +
+                                                q(base + ".trace.jsonl"));
+      REQUIRE_MESSAGE(z.exit_code == 0, z.err);
+      long ours = total_cycles(z.out + z.err);
+      long ref = irgen_test::reference_end_cycle(net, b);
+      MESSAGE(net << " b" << b << ": " << ours << " cycles, reference " << ref << " (" << double(ours) / double(ref) << ")");
+      CHECK(ours < ref);
+    }
+}
