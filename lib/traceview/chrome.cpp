@@ -38,12 +38,13 @@ void append_meta(std::string& out, const char* name, int64_t pid, int64_t tid, s
 
 }  // namespace
 
-std::string format_chrome_trace(const trace::Trace& t, const Analysis& a, bool validate, const std::string& out_name) {
+std::string format_chrome_trace(const trace::Trace& t, const Analysis& a, bool validate, const std::string& trace_name,
+                                const std::string& out_name) {
   const double cycles_per_us = a.clock_ghz * 1e3;
   std::string out;
   out.reserve(t.size() * 420 + 4096);
   out += "{\"displayTimeUnit\": \"ns\", \"otherData\": {\"format\": \"traceview-chrome\", \"version\": 1, \"trace\": ";
-  append_json_string(out, out_name);
+  append_json_string(out, trace_name);
   out += ", \"architecture\": ";
   append_json_string(out, a.arch_name);
   out += ", \"clock_ghz\": ";

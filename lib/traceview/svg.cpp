@@ -79,15 +79,30 @@ std::string format_svg(const trace::Trace& t, const Analysis& a, const SvgOption
   {
     int y = lane_y(0);
     out += strf("<text x=\"8\" y=\"%d\">critical path</text>\n", y + lane_h - 5);
+    std::vector<char> narrow(size_t(plot_w) + 1, 0);
     for (const PathRun& r : a.path_runs) {
       double x0 = x_of(double(r.begin)), x1 = x_of(double(r.end));
-      if (x1 - x0 <= 0) continue;
+      if (x1 - x0 < kMinBoxPx) {
+        // Runs narrower than a few pixels become plain grey columns.
+        for (int c = std::max(0, int(x0) - label_w); c <= std::min(plot_w, int(x1) - label_w); ++c) narrow[size_t(c)] = 1;
+        continue;
+      }
       const char* fill = (r.layer % 2) ? "#9aa5b1" : "#cbd2d9";
       out += strf("<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"><title>", x0, y, x1 - x0, lane_h, fill);
       append_escaped(out, strf("%s on %s (core %d): cycles %" PRId64 "-%" PRId64 ", %" PRId64 " instructions",
                                a.layer_label(r.layer).c_str(), std::string(isa::queue_name(r.queue)).c_str(), r.core,
                                r.begin, r.end, r.instructions));
       out += "</title></rect>\n";
+    }
+    for (int c = 0; c <= plot_w;) {
+      if (!narrow[size_t(c)]) {
+        ++c;
+        continue;
+      }
+      int e = c + 1;
+      while (e <= plot_w && narrow[size_t(e)]) ++e;
+      out += strf("<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#aeb7c1\"/>\n", label_w + c, y, e - c, lane_h);
+      c = e;
     }
   }
 

@@ -19,9 +19,11 @@ std::string_view queue_color(isa::Queue q);
 // pid = core, tid = queue, times in microseconds at the architecture's clock,
 // args = line, inst_idx, layer, workload, tile, what it waited for, the
 // trace's optional fields and the parameters. Metadata events name the
-// processes ("core N") and threads (queue names). Validated against
-// schemas/traceview_chrome.schema.json when `validate`.
-std::string format_chrome_trace(const trace::Trace& t, const Analysis& a, bool validate, const std::string& out_name);
+// processes ("core N") and threads (queue names). `trace_name` is recorded in
+// otherData; the text is validated against schemas/traceview_chrome.schema.json
+// when `validate` (`out_name` names it in errors).
+std::string format_chrome_trace(const trace::Trace& t, const Analysis& a, bool validate, const std::string& trace_name,
+                                const std::string& out_name);
 
 struct SvgOptions {
   int width = 1600;  // pixels, the whole picture

@@ -109,7 +109,7 @@ int main(int argc, char** argv) {
         }
         if (r.count("chrome")) {
           std::string path = r["chrome"].as<std::string>();
-          outputs.emplace_back(path, traceview::format_chrome_trace(t, a, validate, display_name(path)));
+          outputs.emplace_back(path, traceview::format_chrome_trace(t, a, validate, name, display_name(path)));
         }
         if (r.count("svg")) {
           traceview::SvgOptions so;
