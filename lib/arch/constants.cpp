@@ -85,6 +85,8 @@ const Constant<TimingSpec> kTiming[] = {
     {"pe_setup_cycles", &TimingSpec::pe_setup_cycles, Range::NonNegative, "cycles"},
     {"pe_setup_cycles_per_act_line", &TimingSpec::pe_setup_cycles_per_act_line, Range::NonNegative, "cycles"},
     {"pe_channel_split_cycles", &TimingSpec::pe_channel_split_cycles, Range::NonNegative, "cycles"},
+    {"pe_bank_conflict_cycles", &TimingSpec::pe_bank_conflict_cycles, Range::NonNegative, "cycles"},
+    {"pe_bank_conflict_pitch_bytes", &TimingSpec::pe_bank_conflict_pitch_bytes, Range::NonNegative, "bytes"},
     {"vp_pipeline_cycles", &TimingSpec::vp_pipeline_cycles, Range::NonNegative, "cycles"},
     {"vp_second_input_cycles", &TimingSpec::vp_second_input_cycles, Range::NonNegative, "cycles"},
     {"vp_fp16_output_cycles", &TimingSpec::vp_fp16_output_cycles, Range::NonNegative, "cycles"},

@@ -98,6 +98,10 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
   add_mini(rh, mini_w, fw);
   add_mini(rh, rw, 1);
 
+  // Input pixels of a 1x1 convolution read at this pitch collide in L2.
+  const bool conflicts = taps == 1 && tm.pe_bank_conflict_pitch_bytes > 0 &&
+                         double(c_pad * t.in_bytes * t.stride_w) == tm.pe_bank_conflict_pitch_bytes;
+
   ConvCost cost;
   // Cycles of all output mini tiles of the batch for one input-channel mini
   // tile of `ch` channels and `mk` output groups processed together.
@@ -112,6 +116,7 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
       int64_t mini_weights = mk * cols * ch * taps;
       if (taps == 1 && double(mini_weights) > tm.pe_weight_cache_bytes)
         cycles = std::max(cycles, double(mini_weights) / tm.pe_weight_reload_bytes_per_cycle);
+      if (conflicts) cycles += tm.pe_bank_conflict_cycles;
       sum += cycles * double(m.count);
       *act_bytes += act * m.count * t.n;
     }
@@ -134,8 +139,9 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
   double setup = tm.pe_setup_cycles + tm.pe_setup_cycles_per_act_line * first_act / double(rows) +
                  (channel_minis > 1 ? tm.pe_channel_split_cycles : 0.0);
 
-  // Weights stream in blocks of `rows` input channels x (mtk0 x cols) outputs;
-  // the first block is exposed, the others overlap the compute.
+  // Weights stream in blocks of `rows` input channels x (mtk0 x cols) outputs
+  // and overlap the compute; before the first mini tile the weights of its
+  // channels (whole blocks) must be in.
   const double weight_rate = t.weights_in_l2 ? tm.lw_bytes_per_cycle : tm.pe_wl0_bytes_per_cycle;
   const double extra_per_k = double(a.core.weight_extra_bytes_per_out_channel);
   double first_block = -1, all_blocks = 0;
@@ -146,7 +152,11 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
       int64_t ch = std::min(rows, c_pad - c0);
       double bytes = double(mk * cols) * (double(ch * taps * t.in_bytes) + extra_per_k * double(ch) / double(c_pad));
       double cycles = bytes / weight_rate;
-      if (first_block < 0) first_block = cycles;
+      if (first_block < 0) {
+        int64_t first_ch = std::min(c_pad, round_up(ch_mini, rows));
+        first_block = double(mk * cols) * (double(first_ch * taps * t.in_bytes) + extra_per_k * double(first_ch) / double(c_pad)) /
+                      weight_rate;
+      }
       all_blocks += cycles;
       ++blocks;
     }
