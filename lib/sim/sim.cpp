@@ -220,6 +220,9 @@ class Engine {
       if (inst.op() == Opcode::vp_self || inst.op() == Opcode::vp_pool) parts = vp_parts[{core_[i], inst.mapping.wkl}];
       timing::Work w = models[size_t(core_[i])].price(inst, parts, opt_.file, long(i) + 1);
       work_[i] = Job{w.kind, w.cycles, w.bytes, w.ops, w.energy.total()};
+      if ((w.kind == WorkKind::DramLoad || w.kind == WorkKind::DramStore) && a_.dram_channels.empty())
+        throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + " needs DRAM but architecture \"" + a_.name +
+                          "\" has no DRAM channel");
       result_.stats.energy += w.energy;
       check_addresses(i);
     }
@@ -441,7 +444,8 @@ class Engine {
       Flow& x = flows_[f];
       ++x.version;
       // A partial last cycle counts whole, as in timing::dram_transfer_cycles.
-      int64_t dt = int64_t(std::ceil(x.remaining / std::max(x.rate, 1e-12) - 1e-9));
+      double cycles = std::ceil(x.remaining / std::max(x.rate, 1e-12) - 1e-9);
+      int64_t dt = cycles < 4e18 ? int64_t(cycles) : int64_t(4e18);
       push(now_ + std::max<int64_t>(dt, 0), kFlowDone, f, x.version);
     }
   }

@@ -16,6 +16,26 @@ namespace {
 
 int64_t at(std::span<const int32_t> v, size_t i) { return i < v.size() ? v[i] : 1; }
 
+// Sizes read from a program must be positive and small enough that every
+// product the model forms stays exact: each at most 2^20, a block at most 2^40
+// elements. Anything else is an input error, not an overflow.
+constexpr int64_t kMaxDim = int64_t(1) << 20;
+constexpr int64_t kMaxElements = int64_t(1) << 40;
+
+void check_dims(std::span<const int32_t> dims, std::string_view what, const isa::Instruction& inst,
+                const std::string& file, long line) {
+  int64_t product = 1;
+  for (int32_t d : dims) {
+    if (d <= 0 || d > kMaxDim)
+      throw_input_error(at_line(file, line, std::string(inst.mnemonic()) + ": " + std::string(what) + " sizes must be in 1.." +
+                                                std::to_string(kMaxDim) + ", got " + std::to_string(d)));
+    product *= d;
+    if (product > kMaxElements)
+      throw_input_error(at_line(file, line, std::string(inst.mnemonic()) + ": " + std::string(what) + " is too large (over " +
+                                                std::to_string(kMaxElements) + " elements)"));
+  }
+}
+
 Work fixed(double cycles) {
   Work w;
   w.cycles = std::llround(cycles);
@@ -47,6 +67,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       return fixed(tm.control_cycles);
     case Opcode::dt_cal: {
       auto tile = inst.list(Param::Tile);
+      check_dims(tile, "Tile", inst, file, line);
       Work w = fixed(tm.dt_fixed_cycles);
       w.ops = at(tile, 0) * at(tile, 1) * at(tile, 2) * at(tile, 3);
       return w;
@@ -56,6 +77,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       bool store = inst.op() == Opcode::sta_mov;
       const auto& cfg = config(store ? Opcode::sta_cfg : Opcode::lda_cfg, inst, file, line);
       auto tile = inst.list(Param::Tile);
+      check_dims(tile, "Tile", inst, file, line);
       Work w;
       w.kind = store ? WorkKind::DramStore : WorkKind::DramLoad;
       w.bytes = activation_bytes(a, at(tile, 0), at(tile, 1), at(tile, 2), at(tile, 3), format_bytes(cfg.get(Param::DF)));
@@ -67,6 +89,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       bool lw = inst.op() == Opcode::lw_mov;
       const auto& cfg = config(lw ? Opcode::lw_cfg : Opcode::ldw_cfg, inst, file, line);
       auto ws = inst.list(Param::Wsize);
+      check_dims(ws, "Wsize", inst, file, line);
       int64_t bytes = weight_bytes(a, at(ws, 0), at(ws, 1), at(ws, 2), at(ws, 3), format_bytes(cfg.get(Param::DF)));
       if (lw) {
         bool from_dram = inst.get(Param::SS) != 0;
@@ -88,6 +111,9 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       auto tile = tp.list(Param::Tile);
       auto kernel = tp.list(Param::KERNEL);
       auto stride = pm.list(Param::STRIDE);
+      check_dims(tile, "pe_cfg_tp Tile", inst, file, line);
+      check_dims(kernel, "pe_cfg_tp KERNEL", inst, file, line);
+      check_dims(stride, "pe_cfg_pm STRIDE", inst, file, line);
       auto mti = tp.list(Param::MTI);
       ConvTile t;
       t.n = at(tile, 0), t.k = at(tile, 1), t.c = at(tile, 2), t.h = at(tile, 3), t.w = at(tile, 4);
@@ -101,7 +127,8 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       auto it = wl0_in_l2_.find(inst.get(Param::SWaddr));
       t.weights_in_l2 = it != wl0_in_l2_.end() && it->second;
       if (t.n <= 0 || t.k <= 0 || t.c <= 0 || t.h <= 0 || t.w <= 0 || t.r <= 0 || t.s <= 0 || t.stride_h <= 0 ||
-          t.stride_w <= 0 || t.mtc0 < 0 || t.mini_h <= 0 || t.mini_w <= 0)
+          t.stride_w <= 0 || t.mtc0 < 0 || t.mtc0 > kMaxDim || t.mtk0 > kMaxDim || t.mini_h <= 0 || t.mini_w <= 0 ||
+          t.mini_h > kMaxDim || t.mini_w > kMaxDim)
         throw_input_error(at_line(file, line, "pe_conv: its configuration has a non-positive tile, kernel, stride or mini tile"));
       ConvCost c = conv_cost(a, t, "pe_conv");
       Work w = fixed(0);
@@ -119,6 +146,9 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       auto in = pool ? fm.list(Param::STile) : tp.list(Param::Tile);
       auto out = tp.list(Param::Tile);
       auto kernel = tp.list(Param::KERNEL);
+      check_dims(in, pool ? "vp_cfg_fm STile" : "vp_cfg_tp Tile", inst, file, line);
+      check_dims(out, "vp_cfg_tp Tile", inst, file, line);
+      check_dims(kernel, "vp_cfg_tp KERNEL", inst, file, line);
       VpOp op;
       op.c = at(in, 0), op.h = at(in, 1), op.w = at(in, 2);
       op.out_pixels = at(out, 1) * at(out, 2);
@@ -145,6 +175,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       bool send = inst.op() == Opcode::so_mov;
       const auto& cfg = config(send ? Opcode::so_cfg : Opcode::si_cfg, inst, file, line);
       auto tile = inst.list(Param::Tile);
+      check_dims(tile, "Tile", inst, file, line);
       Work w;
       w.kind = send ? WorkKind::Send : WorkKind::Receive;
       w.bytes = activation_bytes(a, at(tile, 0), at(tile, 1), at(tile, 2), at(tile, 3), format_bytes(cfg.get(Param::DF)));

@@ -69,6 +69,11 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
   if (t.r <= 0 || t.s <= 0 || t.stride_h <= 0 || t.stride_w <= 0) bad("kernel and stride must be positive");
   if (t.mtk0 <= 0 || t.mtc0 < 0 || t.mini_h <= 0 || t.mini_w <= 0) bad("mini tile sizes must be positive");
   if (t.in_bytes <= 0 || t.out_bytes <= 0) bad("element sizes must be positive");
+  // The model walks (output groups / mtk0) x (channel blocks) weight blocks:
+  // bound the walk so no tile can stall a caller.
+  constexpr double kMaxBlocks = 1 << 24;
+  if (double(t.k) / double(a.core.pe_cols) / double(t.mtk0) * (double(t.c) / double(a.core.pe_rows) + 1) > kMaxBlocks)
+    bad("tile too large for the timing model");
 
   const auto& tm = a.timing;
   const int64_t rows = a.core.pe_rows;      // input channels (x kernel taps) per cycle

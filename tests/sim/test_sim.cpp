@@ -2,10 +2,14 @@
 // core-to-core transfers, and the errors a program can cause.
 #include <doctest/doctest.h>
 
+#include <iterator>
+#include <random>
+
 #include "arch/arch.hpp"
 #include "programs.hpp"
 #include "sim/sim.hpp"
 #include "support/error.hpp"
+#include "testing.hpp"
 #include "timing/timing.hpp"
 
 using namespace cct;
@@ -185,4 +189,47 @@ TEST_CASE("errors name the line") {
     std::string msg = error_of(transfer(1, 1, 3, 8, 1, 1), "chip-64tops");
     CHECK(msg.find("itself") != std::string::npos);
   }
+}
+
+TEST_CASE("corrupted programs give errors, never crashes or hangs") {
+  // Seeded mutations of a reference program: one parameter cell set to an
+  // extreme or random value, or one token list changed. Each run must end,
+  // either with a trace or with an input error.
+  auto files = cct::testing::reference_files("gemini-ir/asm");
+  isa::Program base = isa::read_program(files.front());
+  arch::Architecture a = arch::load_architecture("zebu-1core");
+  std::mt19937_64 rng(12345);
+  const int32_t extremes[] = {0, -1, 1, 2, 7, 64, 1 << 20, (1 << 20) + 1, 2147483647, -2147483647 - 1};
+  int ok = 0, errors = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    isa::Program p = base;
+    size_t i = rng() % p.size();
+    isa::Instruction& inst = p.instructions[i];
+    auto params = inst.info().params;
+    if (rng() % 5 == 0) {
+      // Drop or add a token dependency.
+      isa::QueueList q;
+      if (rng() % 2) q.push_back(isa::Queue(rng() % isa::kQueueCount));
+      (rng() % 2 ? inst.prev : inst.next) = q;
+    } else if (!params.empty()) {
+      int k = int(rng() % params.size());
+      int elements = params[size_t(k)].length > 0 ? params[size_t(k)].length : 1;
+      int32_t v = rng() % 2 ? extremes[rng() % std::size(extremes)] : int32_t(rng() % 100000) - 100;
+      auto kind = params[size_t(k)].kind;
+      if (kind == isa::ParamKind::Int || kind == isa::ParamKind::IntList || kind == isa::ParamKind::Number)
+        inst.raw_set_cell(k, int(rng() % uint64_t(elements)), v);
+    }
+    sim::Options o;
+    o.file = "mutant";
+    try {
+      auto r = sim::simulate(p, a, o);
+      CHECK(r.timing.size() == p.size());
+      ++ok;
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).find("mutant") == 0);
+      ++errors;
+    }
+  }
+  MESSAGE(ok << " mutants ran, " << errors << " were rejected");
+  CHECK(errors > 0);
 }
