@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <iterator>
+#include <map>
 #include <random>
 
 #include "arch/arch.hpp"
@@ -124,12 +125,32 @@ TEST_CASE("a D2D crossing costs more than an on-die hop") {
 }
 
 TEST_CASE("transfers sharing a link slow each other") {
-  auto one = run(transfer(0, 1, 1, 64, 32, 32), "chip-64tops");
-  auto two = run(transfer(0, 1, 1, 64, 32, 32) + transfer(0, 1, 2, 64, 32, 32), "chip-64tops");
-  // The second pair waits in the SO/SI queues for the first; run them from
-  // different cores onto the same link instead: core 2 -> 1 and 0 -> 1 share
-  // the link into core 1 only when routed through it; 0 -> 1 twice queues.
-  CHECK(two.timing[7].end > one.timing[3].end);
+  // Two transfers between four distinct cores run concurrently; the first is
+  // slowed exactly when the two routes share a link.
+  arch::Architecture a = arch::load_architecture("chip-64tops");
+  const int n = a.core_count();
+  std::map<std::pair<int, int>, int64_t> alone;
+  auto recv_time = [&](const sim::Result& r) { return r.timing[3].end - r.timing[3].start; };
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d)
+      if (s != d) alone[{s, d}] = recv_time(run(transfer(s, d, 1, 64, 32, 32), "chip-64tops"));
+  int slowed = 0, unaffected = 0;
+  for (int s = 0; s < n; ++s)
+    for (int d = 0; d < n; ++d)
+      for (int s2 = 0; s2 < n; ++s2)
+        for (int d2 = 0; d2 < n; ++d2) {
+          if (s == d || s2 == d2 || s == s2 || d == d2 || s == d2 || d == s2) continue;
+          auto both = run(transfer(s, d, 1, 64, 32, 32) + transfer(s2, d2, 2, 64, 32, 32), "chip-64tops");
+          int64_t t = recv_time(both);
+          CHECK(t >= alone[{s, d}]);
+          (t > alone[{s, d}] ? slowed : unaffected) += 1;
+        }
+  MESSAGE(slowed << " pairs of transfers contend, " << unaffected << " do not");
+  CHECK(slowed > 0);
+  CHECK(unaffected > 0);
+  // Transfers on different dies never share a link.
+  auto apart = run(transfer(0, 1, 1, 64, 32, 32) + transfer(4, 5, 2, 64, 32, 32), "chip-64tops");
+  CHECK(recv_time(apart) == alone[{0, 1}]);
 }
 
 TEST_CASE("errors name the line") {
