@@ -125,6 +125,9 @@ struct L2Tensor {
   std::vector<int64_t> transfers;
   int64_t order = 0;
   int weight = -1;  // weight tensors: index into weights
+  int64_t lowest = 0;          // reads with top/left padding start this many bytes before it
+  int producer_wl = -1;        // output buffers: the producing workload
+  bool cross_segment = false;  // read by a workload of a later segment
 };
 
 struct WeightLoad {
@@ -154,12 +157,13 @@ class Allocator {
  public:
   explicit Allocator(int64_t capacity) : capacity_(capacity) {}
   // Lowest aligned address free over the whole interval, -1 if none.
-  int64_t find(int start, int end, int64_t size, int64_t align) const {
+  // `lowest`: the smallest address allowed.
+  int64_t find(int start, int end, int64_t size, int64_t align, int64_t lowest = 0) const {
     std::vector<std::pair<int64_t, int64_t>> busy;
     for (const auto& b : blocks_)
       if (b.start <= end && start <= b.end) busy.push_back({b.address, b.address + b.size});
     std::sort(busy.begin(), busy.end());
-    int64_t a = 0;
+    int64_t a = round_up(lowest, align);
     for (const auto& [lo, hi] : busy) {
       if (a + size <= lo) break;
       a = std::max(a, round_up(hi, align));
@@ -186,11 +190,27 @@ class Generator {
   sir::Schedule run() {
     build_network();
     build_workloads();
-    connect();
-    place_activations();
-    for (auto& w : wls_)
-      if (!layers_[size_t(w.layer)].pe) tile_vp(w);
-    plan_weights();
+    // Tensors kept in a core's L2 across segments go through DRAM instead
+    // when L2 runs out: spill the longest-lived one in the way and retry.
+    // When the weights then find no room, place the ones that must stream
+    // from L2 together with the activations and start again.
+    for (int attempt = 0;; ++attempt) {
+      reserve_weights_ = attempt == 1;
+      spill_.clear();
+      for (;;) {
+        reset_connections();
+        connect();
+        int failed = place_activations();
+        if (failed < 0) break;
+        int victim = spill_victim(failed);
+        if (victim < 0) throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", place_error_));
+        spill_.insert(victim);
+      }
+      for (auto& w : wls_)
+        if (!layers_[size_t(w.layer)].pe) tile_vp(w);
+      if (plan_weights()) break;
+      if (attempt == 1) throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", assign_error_));
+    }
     for (auto& w : wls_)
       if (layers_[size_t(w.layer)].pe) tile_pe(w);
     if (estimate_out_) *estimate_out_ = estimated_cycles_;
@@ -213,8 +233,15 @@ class Generator {
   InputUse input_use(const LayerModel& L, const InputRef& in, const Box& out) const;
   void connect();
   // ---- memory
-  void place_activations();
-  void plan_weights();
+  int place_activations();  // -1, or the tensor that found no room (place_error_ says more)
+  int place_activations(bool largest_first);
+  int spill_victim(int failed) const;
+  void reset_connections();
+  std::set<int> spill_;  // producer workloads whose outputs reach later segments through DRAM
+  std::string place_error_;
+  bool plan_weights();  // false when some weights find no room (assign_error_)
+  void size_weight(WeightLoad& wt);
+  bool reserve_weights_ = false;  // weights that must go through L2 are placed with the activations
   int assign(const std::vector<char>& direct, bool commit);
   int64_t estimate(const std::vector<char>& direct);
   std::string assign_error_;
@@ -431,6 +458,7 @@ void Generator::connect() {
       wt.core = w.core, wt.layer = w.layer, wt.k_lo = w.out.lo[1], wt.k_hi = w.out.hi[1];
       wt.first = wt.last = w.pos;
       wt.transfer = new_transfer();
+      size_weight(wt);
       it = weight_of.emplace(key, int(weights_.size())).first;
       weights_.push_back(wt);
     }
@@ -461,6 +489,7 @@ void Generator::connect() {
     src.type = sir::Endpoint::Core;
     t.source.push_back(src);
     t.transfers.push_back(w.out_transfer);
+    t.producer_wl = w.id;
     w.out_buffer = int(tensors_.size());
     tensors_.push_back(std::move(t));
   }
@@ -516,12 +545,14 @@ void Generator::connect() {
         pc.producer_wl = pid;
         pc.region = piece;
         bool same_core = p.core == w.core;
-        if (same_core) {
+        bool spilled = p.segment != w.segment && spill_.count(pid);
+        if (same_core && !spilled) {
           pc.kind = Piece::Local;
           pc.transfer = p.out_transfer;
           pc.buffer = p.out_buffer;
           L2Tensor& t = tensors_[size_t(p.out_buffer)];
           t.end = std::max(t.end, w.pos);
+          t.cross_segment = t.cross_segment || p.segment != w.segment;
           p.destinations.push_back({w.core, std::nullopt, sir::Endpoint::Core, w.id});
         } else if (p.segment == w.segment) {
           pc.kind = Piece::Remote;
@@ -542,7 +573,7 @@ void Generator::connect() {
           L2Tensor& t = tensors_[size_t(pc.buffer)];
           t.end = std::max(t.end, w.pos);
         } else {
-          // Across segments on different cores: through DRAM.
+          // Across segments on different cores (or spilled): through DRAM.
           pc.kind = Piece::Dram;
           pc.transfer = new_transfer();
           p.to_dram = true;
@@ -577,6 +608,15 @@ void Generator::connect() {
         }
         u.pieces.push_back(pc);
       }
+      // A padded pooling window starts before the tensor's first byte: keep
+      // that address inside L2 (convolutions may start below it).
+      for (const auto& pc : u.pieces) {
+        if (!is_pool_op(L.fir->op)) break;
+        L2Tensor& t = tensors_[size_t(pc.buffer)];
+        Dims e = t.box.extent();
+        int64_t pixel = timing::activation_bytes(a_, 1, e[1], 1, 1, t.bytes);
+        t.lowest = std::max(t.lowest, (u.pad[0] * e[3] + u.pad[2]) * pixel);
+      }
       if (u.pieces.empty())
         fail_mapping(where(w), "workload " + std::to_string(w.id) + " of \"" + L.fir->name + "\" finds no producer of input " +
                                    std::to_string(i));
@@ -604,6 +644,23 @@ void Generator::connect() {
     }
   }
 
+  // Weights that can only stream from L2 take their place among the
+  // activations (when L2 is tight), loaded in the workload that needs them.
+  if (reserve_weights_)
+    for (size_t wi = 0; wi < weights_.size(); ++wi) {
+      WeightLoad& wt = weights_[wi];
+      if (wt.fits_wl0) continue;
+      L2Tensor t;
+      t.core = wt.core;
+      t.start = wt.first;
+      t.end = wt.last;
+      t.size = wt.bytes;
+      t.type = sir::TensorType::Weight;
+      t.weight = int(wi);
+      wt.l2_tensor = int(tensors_.size());
+      tensors_.push_back(std::move(t));
+    }
+
   // Network outputs and cross-segment producers: stored to DRAM.
   for (auto& w : wls_) {
     const LayerModel& L = layers_[size_t(w.layer)];
@@ -624,29 +681,69 @@ void Generator::connect() {
 
 // ------------------------------------------------------------------ memory
 
-void Generator::place_activations() {
+int Generator::place_activations() {
+  // First fit in order of first use; if that fragments L2 too much, the
+  // largest tensors first.
+  int failed = place_activations(false);
+  return failed < 0 ? failed : place_activations(true);
+}
+
+int Generator::place_activations(bool largest_first) {
+  l2_.clear();
   std::vector<int> order;
   for (size_t i = 0; i < tensors_.size(); ++i)
     if (tensors_[i].size > 0) order.push_back(int(i));
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
     const auto &a = tensors_[size_t(x)], &b = tensors_[size_t(y)];
+    if (largest_first) return std::make_tuple(a.core, -a.size, a.start) < std::make_tuple(b.core, -b.size, b.start);
     return std::tie(a.core, a.start) < std::tie(b.core, b.start);
   });
   for (int i : order) {
     L2Tensor& t = tensors_[size_t(i)];
     auto it = l2_.try_emplace(t.core, a_.core.l2_bytes).first;
-    int64_t addr = it->second.find(t.start, t.end, t.size, kL2AllocAlign);
+    int64_t addr = it->second.find(t.start, t.end, t.size, kL2AllocAlign, t.lowest);
     if (addr < 0) {
       std::string what = t.source.empty() ? "a tensor" : "the output of " + t.source[0].layer_name.value_or("?");
-      throw Error(kExitInvalidInput,
-                  at_pointer(o_.mapping_file, "/segments",
-                             what + " (" + std::to_string(t.size) + " bytes, live over " +
-                                 std::to_string(t.end - t.start + 1) + " workloads) does not fit in the L2 of core " +
-                                 std::to_string(t.core) + " next to the tensors live with it (" +
-                                 std::to_string(a_.core.l2_bytes) + " bytes); split the layer or batch in the mapping"));
+      place_error_ = what + " (" + std::to_string(t.size) + " bytes, live over " + std::to_string(t.end - t.start + 1) +
+                     " workloads) does not fit in the L2 of core " + std::to_string(t.core) +
+                     " next to the tensors live with it (" + std::to_string(a_.core.l2_bytes) +
+                     " bytes); split the layer or batch in the mapping";
+      return i;
     }
     t.address = addr;
     it->second.add(t.start, t.end, addr, t.size);
+  }
+  return -1;
+}
+
+// The output kept in L2 for a later segment that is live with the failed
+// tensor for the longest; -1 if there is none.
+int Generator::spill_victim(int failed) const {
+  const L2Tensor& f = tensors_[size_t(failed)];
+  int best = -1, best_span = -1;
+  for (const auto& t : tensors_) {
+    if (t.core != f.core || t.size == 0 || t.producer_wl < 0 || !t.cross_segment || spill_.count(t.producer_wl)) continue;
+    if (t.end < f.start || f.end < t.start) continue;
+    int span = t.end - t.start;
+    if (span > best_span) best_span = span, best = t.producer_wl;
+  }
+  return best;
+}
+
+void Generator::reset_connections() {
+  tensors_.clear();
+  weights_.clear();
+  dram_in_.clear();
+  dram_out_.clear();
+  next_transfer_ = 0;
+  for (auto& w : wls_) {
+    for (auto& u : w.inputs) u.pieces.clear();
+    w.out_transfer = -1;
+    w.out_buffer = -1;
+    w.destinations.clear();
+    w.to_dram = false;
+    w.dram_reloads.clear();
+    w.weight = -1;
   }
 }
 
@@ -663,28 +760,31 @@ void Generator::place_activations() {
 // streamed workload that precedes their own. The choice is searched: a
 // split point (WL0 before it, L2 after), then single-layer flips, each
 // candidate priced by estimate() on a timeline of compute and DRAM.
-void Generator::plan_weights() {
+void Generator::size_weight(WeightLoad& wt) {
   const int64_t cols = a_.core.pe_cols;
   const int64_t align = a_.core.l2_channel_align_bytes;
   const int64_t extra = a_.core.weight_extra_bytes_per_out_channel;
   const int64_t wl0_capacity = a_.core.wl0_bytes;
-  for (size_t wi = 0; wi < weights_.size(); ++wi) {
-    WeightLoad& wt = weights_[wi];
-    const LayerModel& L = layers_[size_t(wt.layer)];
-    auto shape = fir::weight_shape(*L.fir);
-    if (!shape || shape->size() < 2) fail_fir(L.fir->name, "a PE layer without a [K, C, kh, kw] weight shape");
-    Dims wd = dims4(*shape);
-    int wbytes = dtype_size(L.fir->input_dtype, 1);
-    wt.per_k = round_up(wd[1] * wbytes, align) * wd[2] * wd[3] + extra;
-    int64_t kcount = wt.k_hi - wt.k_lo + 1;
-    wt.bytes = kcount * wt.per_k;
-    wt.rows = ceil_div(kcount, cols) * round_up(wt.per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
-    // Tiles of a streamed layer: two WL0 slots sharing the whole buffer
-    // (no DRAM -> WL0 load is live during a streamed workload).
-    wt.tile_k = std::max(cols, wl0_capacity / 2 * kWl0RowBytes / wt.per_k / cols * cols);
-    wt.slots = 2;
-    if (wt.tile_k >= kcount) wt.tile_k = kcount, wt.slots = 1;
-    wt.fits_wl0 = wt.rows <= wl0_capacity;
+  const LayerModel& L = layers_[size_t(wt.layer)];
+  auto shape = fir::weight_shape(*L.fir);
+  if (!shape || shape->size() < 2) fail_fir(L.fir->name, "a PE layer without a [K, C, kh, kw] weight shape");
+  Dims wd = dims4(*shape);
+  int wbytes = dtype_size(L.fir->input_dtype, 1);
+  wt.per_k = round_up(wd[1] * wbytes, align) * wd[2] * wd[3] + extra;
+  int64_t kcount = wt.k_hi - wt.k_lo + 1;
+  wt.bytes = kcount * wt.per_k;
+  wt.rows = ceil_div(kcount, cols) * round_up(wt.per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
+  // Tiles of a streamed layer: two WL0 slots sharing the whole buffer
+  // (no DRAM -> WL0 load is live during a streamed workload).
+  wt.tile_k = std::max(cols, wl0_capacity / 2 * kWl0RowBytes / wt.per_k / cols * cols);
+  wt.slots = 2;
+  if (wt.tile_k >= kcount) wt.tile_k = kcount, wt.slots = 1;
+  wt.fits_wl0 = wt.rows <= wl0_capacity && o_.weight_path != WeightPath::L2;
+}
+
+bool Generator::plan_weights() {
+  for (auto& wt : weights_) {
+    wt.direct_time = wt.stream_time = 0;
     for (int id : wt.workloads) {
       wt.direct_time += tiler_.plan(conv_shape(wls_[size_t(id)], false), 0).cycles;
       wt.stream_time += tiler_.plan(conv_shape(wls_[size_t(id)], true), wt.tile_k).cycles;
@@ -722,8 +822,7 @@ void Generator::plan_weights() {
     direct = best_modes;
   }
   estimated_cycles_ = estimate(direct);
-  if (assign(direct, true) < 0)
-    throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", assign_error_));
+  return assign(direct, true) >= 0;
 }
 
 // Places every weight load for the given paths: WL0 entries, tile slots, L2
@@ -761,6 +860,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         prev_issue_lw = j;
       } else {
         wt.wl0_rows = wt.slots * ceil_div(wt.tile_k * wt.per_k, kWl0RowBytes);
+        const bool reserved = wt.l2_tensor >= 0;
         int64_t waddr = wl0.find(wt.first, wt.last, wt.wl0_rows, 1);
         if (waddr < 0) {
           assign_error_ = "one tile of the " + who + " does not fit the weight buffer twice";
@@ -768,10 +868,10 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         }
         wt.wl0_address = waddr;
         wl0.add(wt.first, wt.last, waddr, wt.wl0_rows);
-        int lb = o_.prefetch ? std::min(prev_issue_ld, wt.first) : wt.first;
-        int64_t addr = -1;
+        int lb = o_.prefetch && !reserved ? std::min(prev_issue_ld, wt.first) : wt.first;
+        int64_t addr = reserved ? tensors_[size_t(wt.l2_tensor)].address : -1;
         int j = lb;
-        for (; j <= wt.first; ++j)
+        for (; j <= wt.first && !reserved; ++j)
           if ((addr = l2.find(j, wt.last, wt.bytes, kL2AllocAlign)) >= 0) break;
         if (addr < 0) {
           assign_error_ = "the " + who + " (" + std::to_string(wt.bytes) +
@@ -780,7 +880,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         }
         wt.issue = j;
         wt.l2_address = addr;
-        l2.add(j, wt.last, addr, wt.bytes);
+        if (!reserved) l2.add(j, wt.last, addr, wt.bytes);
         after_streamed = std::max(after_streamed, wt.last + 1);
         prev_issue_ld = j;
       }
@@ -793,7 +893,9 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
     if (wt.direct) continue;
     const LayerModel& L = layers_[size_t(wt.layer)];
     Dims wd = dims4(*fir::weight_shape(*L.fir));
-    L2Tensor t;
+    const bool reserved = wt.l2_tensor >= 0;
+    L2Tensor fresh;
+    L2Tensor& t = reserved ? tensors_[size_t(wt.l2_tensor)] : fresh;
     t.core = wt.core;
     t.start = wt.issue;
     t.end = wt.last;
@@ -814,6 +916,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
     t.transfers.push_back(wt.transfer);
     t.weight = int(wi);
     t.order = wt.order;
+    if (reserved) continue;
     wt.l2_tensor = int(tensors_.size());
     tensors_.push_back(std::move(t));
   }
@@ -891,6 +994,7 @@ void Generator::tile_pe(Wl& w) {
   TilePlan plan = tiler_.plan(cs, wt.direct ? 0 : wt.tile_k);
   const std::string mode = plan.cut_mode();
   int64_t total = 0;
+  w.sir.tile_info.clear();
   for (const auto& pt : plan.tiles) {
     Box tb;
     for (int i = 0; i < 4; ++i) tb.lo[i] = w.out.lo[i] + pt.offset[i], tb.hi[i] = tb.lo[i] + pt.extent[i] - 1;
@@ -943,6 +1047,7 @@ void Generator::tile_vp(Wl& w) {
   auto ps = l.pool_size.value_or(std::array<int64_t, 2>{1, 1});
   op.window = pool ? ps[0] * ps[1] : 1;
   int64_t cycles = tiler_.vp_cycles(op);
+  w.sir.tile_info.clear();
   sir::Tile t;
   if (!w.inputs.empty()) {
     t.ifmap_lower = w.inputs[0].region.lo;
