@@ -193,3 +193,34 @@ TEST_CASE("irgen tiler: mini tiles within the L1 buffers, never worse than the s
     CHECK(volume == s.n * s.k * s.h * s.w);
   }
 }
+
+TEST_CASE("irgen: tensors kept in L2 across segments spill to DRAM when L2 runs out") {
+  auto a = arch::load_architecture("zebu-1core");
+  a.core.l2_bytes = 4 << 20;  // half the emulated core's L2
+  auto g = fir::read_fir(irgen_test::fir_path("resnet50", 4));
+  auto m = irgen_test::single_core(g, "zebu-1core");
+  for (auto& s : m.segments) s.batch_groups = 4;
+  auto s = irgen::generate(g, m, a);
+  auto problems = irgen::check(s, a, &g, "spilled");
+  CHECK_MESSAGE(problems.empty(), joined(problems));
+  // Stores read back later (besides the network's output).
+  int reloaded = 0;
+  for (const auto& st : s.dram.in) reloaded += st.related_ofmap.has_value();
+  CHECK(reloaded > 0);
+  for (const auto& w : s.cores[0].workloads)
+    for (const auto& b : w.buffer) CHECK(b.address + b.size <= a.core.l2_bytes);
+  // The whole L2 is too small for the first layer: a clear error.
+  a.core.l2_bytes = 1 << 20;
+  CHECK_THROWS_WITH_AS(irgen::generate(g, m, a), doctest::Contains("does not fit in the L2 of core 0"), Error);
+}
+
+TEST_CASE("irgen: the hand-written multi-core example mapping (partitions over b, k, h) passes --check") {
+  std::string dir = testing::source_dir() + "/examples/mappings/";
+  auto a = arch::load_architecture("chip-64tops");
+  auto g = fir::read_fir(dir + "tiny_cnn_b4.fir.json");
+  auto m = mapping::read_mapping(dir + "tiny_cnn_b4.chip-64tops.mapping.json");
+  auto s = irgen::generate(g, m, a);
+  auto problems = irgen::check(s, a, &g, "tiny");
+  CHECK_MESSAGE(problems.empty(), joined(problems));
+  sir::format_sir(s, true);
+}

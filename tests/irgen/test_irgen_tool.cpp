@@ -102,3 +102,29 @@ TEST_CASE("irgen | asm | zebusim beats the reference programs' ZeBu cycles") {
       CHECK(ours < ref);
     }
 }
+
+// Multi-core: the hand-written example mapping and a ResNet-50 layer
+// pipeline on chip-64tops assemble and run in zebusim.
+TEST_CASE("irgen | asm | zebusim on chip-64tops") {
+  std::string dir = testing::temp_dir("irgen_chip");
+  std::string ex = testing::source_dir() + "/examples/mappings/";
+  auto g = fir::read_fir(irgen_test::fir_path("resnet50", 4));
+  testing::write_file(dir + "/r50_b4.mapping.json", mapping::format_mapping(irgen_test::pipeline(g, "chip-64tops", 8, 4)));
+  struct Case {
+    std::string fir, map;
+  } cases[] = {{ex + "tiny_cnn_b4.fir.json", ex + "tiny_cnn_b4.chip-64tops.mapping.json"},
+               {irgen_test::fir_path("resnet50", 4), dir + "/r50_b4.mapping.json"}};
+  for (const auto& c : cases) {
+    CAPTURE(c.map);
+    auto r = testing::run_tool("irgen", q(c.fir) + " " + q(c.map) + " --arch chip-64tops -o " + q(dir + "/s.json"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    r = testing::run_tool("irgen", "--check " + q(dir + "/s.json") + " --arch chip-64tops --fir " + q(c.fir));
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+    r = testing::run_tool("asm", q(dir + "/s.json") + " --fir " + q(c.fir) + " --arch chip-64tops -o " + q(dir + "/p.jsonl"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    r = testing::run_tool("zebusim", q(dir + "/p.jsonl") + " --arch chip-64tops --stats -o " + q(dir + "/t.jsonl"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    MESSAGE(c.map << ": " << total_cycles(r.out + r.err) << " cycles");
+    CHECK(total_cycles(r.out + r.err) > 0);
+  }
+}
