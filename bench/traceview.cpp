@@ -4,7 +4,7 @@
 // consistent.
 //
 // Measures (wall and CPU seconds, median of --repeat runs):
-//   read      parse the JSON Lines text with validation (the tool's path)
+//   read      parse the JSON Lines text with validation (the tool's path), and without (--no-validate)
 //   analyze   lanes, layers, MACs/bytes via the timing model, critical path
 //   summary   read + analyze + format the text summary (what `traceview T` does)
 //   html      format the HTML page (the size is reported), and write it
@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
 
     trace::Trace loaded;
     Time read = median_time(repeat, [&] { loaded = trace::read_trace(trace_path); });
+    Time read_nv = median_time(repeat, [&] { loaded = trace::read_trace(trace_path, false); });
     traceview::Analysis a;
     Time analyze = median_time(repeat, [&] { a = traceview::analyze(loaded, opt); });
     size_t summary_bytes = 0;
@@ -146,6 +147,7 @@ int main(int argc, char** argv) {
     Time svg = median_time(repeat, [&] { svg_bytes = traceview::format_svg(loaded, a, {}).size(); });
 
     std::printf("read+validate  %.3f s wall (%.3f s CPU)\n", read.wall, read.cpu);
+    std::printf("read, no valid. %.3f s wall (%.3f s CPU)\n", read_nv.wall, read_nv.cpu);
     std::printf("analyze        %.3f s wall (%.3f s CPU)\n", analyze.wall, analyze.cpu);
     std::printf("summary        %.3f s wall (%.3f s CPU): read + analyze + format, %zu bytes of text (target < 3 s)\n",
                 summary.wall, summary.cpu, summary_bytes);

@@ -44,7 +44,7 @@ int64_t tick_step(int64_t span, int target) {
   double p = std::pow(10.0, std::floor(std::log10(raw)));
   double m = raw / p;
   double step = m <= 1 ? p : m <= 2 ? 2 * p : m <= 5 ? 5 * p : 10 * p;
-  return std::max<int64_t>(1, int64_t(step));
+  return std::max<int64_t>(1, int64_t(std::min(step, 4e18)));
 }
 
 constexpr double kMinBoxPx = 3.0;  // narrower instructions are binned per pixel column
@@ -152,7 +152,8 @@ std::string format_svg(const trace::Trace& t, const Analysis& a, const SvgOption
   int axis_y = lane_y(lanes) + 2;
   out += strf("<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", label_w, axis_y, label_w + plot_w, axis_y);
   int64_t step = tick_step(a.total_cycles, 10);
-  for (int64_t c = 0; c <= a.total_cycles; c += step) {
+  for (int64_t k = 0; k <= a.total_cycles / step; ++k) {
+    int64_t c = k * step;  // (no c += step: it could overflow near the largest times)
     double x = x_of(double(c));
     out += strf("<line x1=\"%.2f\" y1=\"%d\" x2=\"%.2f\" y2=\"%d\" stroke=\"#333\"/>\n", x, axis_y, x, axis_y + 5);
     out += strf("<text x=\"%.2f\" y=\"%d\" text-anchor=\"middle\">%" PRId64 "</text>\n", x, axis_y + 17, c);

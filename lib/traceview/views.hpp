@@ -39,7 +39,7 @@ struct HtmlOptions {
   std::string title;
   // Instructions up to which every instruction's parameters are embedded for
   // the tooltips; above it the page shows timing and mapping only (and says so).
-  size_t param_limit = 300000;
+  size_t param_limit = 2000000;
 };
 // One self-contained HTML file (no network access, no external script or
 // font): a canvas Gantt chart (wheel to zoom, drag to pan), one lane per core

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -579,4 +580,41 @@ TEST_CASE("traceview errors: missing files, malformed traces, bad options") {
   CHECK(r.exit_code == 0);
   CHECK(r.err.find("warning: the timing model cannot price this trace") != std::string::npos);
   CHECK(r.out.find("unavailable") != std::string::npos);
+}
+
+TEST_CASE("random and extreme traces: every view works and per-layer cycles still add up") {
+  arch::Architecture a = arch::load_architecture("zebu-1core");
+  trace::Trace base = trace::read_trace(reference_traces().front());
+  std::mt19937_64 rng(20261122);
+  auto pick = [&](int64_t lo, int64_t hi) { return lo + int64_t(rng() % uint64_t(hi - lo + 1)); };
+  for (int round = 0; round < 24; ++round) {
+    CAPTURE(round);
+    trace::Trace t;
+    for (size_t i = 0; i < base.size(); ++i) {
+      if (pick(0, 9) == 0) continue;  // filtered out
+      isa::Instruction inst = base.program.instructions[i];
+      trace::Timing tm = base.timing[i];
+      tm.inst_idx = int64_t(t.size()) + 1;
+      if (round % 3 == 1) inst.mapping.core = int32_t(pick(0, 2));
+      if (round % 4 == 2) inst.mapping.slyr = int32_t(pick(-3, 90));
+      if (round % 2 == 1) {
+        int64_t limit = round % 6 == 5 ? (int64_t(1) << 62) : 1000000;
+        tm.start = pick(0, limit);
+        tm.end = tm.start + pick(0, round % 6 == 5 ? limit : 5000);
+      }
+      t.program.instructions.push_back(inst);
+      t.timing.push_back(tm);
+    }
+    REQUIRE(t.size() > 0);
+    traceview::Analysis an = analyze(t, a);
+    check_invariants(t, an);
+    CHECK(!traceview::format_summary(an, "random", 0).empty());
+    CHECK(!traceview::format_html(t, an, {}).empty());
+    CHECK(!traceview::format_svg(t, an, {}).empty());
+    CHECK(!traceview::format_chrome_trace(t, an, true, "random", "random.json").empty());
+    traceview::Comparison c = traceview::compare_traces(t, t, an, an, 5);
+    CHECK(c.comparable);
+    CHECK(c.top.empty());
+    CHECK(c.first_divergence == -1);
+  }
 }

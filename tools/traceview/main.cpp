@@ -49,8 +49,8 @@ int main(int argc, char** argv) {
       argc, argv, info, {"trace"},
       [](cxxopts::Options& o) {
         o.add_options()("trace", "the trace", cxxopts::value<std::string>());
-        o.add_options()("arch", "architecture: a preset name or a JSON file (default zebu-1core, the chip of the "
-                                "ZeBu reference traces)",
+        o.add_options()("arch", "architecture: a preset name or a JSON file (zebu-1core is the chip of the ZeBu "
+                                "reference traces)",
                         cxxopts::value<std::string>()->default_value("zebu-1core"), "NAME|FILE");
         o.add_options()("fir", "the Frontend IR of the program: layer names and MACs per layer",
                         cxxopts::value<std::string>(), "FIR");
@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
                         cxxopts::value<size_t>()->default_value("40"), "N");
         o.add_options()("html", "write the interactive HTML view to FILE", cxxopts::value<std::string>(), "FILE");
         o.add_options()("html-param-limit", "embed instruction parameters in the HTML up to N instructions",
-                        cxxopts::value<size_t>()->default_value("300000"), "N");
+                        cxxopts::value<size_t>()->default_value("2000000"), "N");
         o.add_options()("chrome", "write Chrome Trace Event JSON to FILE", cxxopts::value<std::string>(), "FILE");
         o.add_options()("svg", "write a static SVG Gantt chart to FILE", cxxopts::value<std::string>(), "FILE");
         o.add_options()("svg-width", "width of the SVG in pixels", cxxopts::value<int>()->default_value("1600"), "PX");
