@@ -256,6 +256,7 @@ class Lowerer {
       } else {
         int tmp = new_pseudo();
         rs.l.out_shape = rs.fir_shape;
+        rs.l.value = src;  // the same data as src, reshaped: its statistics and float reference
         protos_.push_back(std::move(rs));
         pseudo_[tmp] = static_cast<int>(protos_.size() - 1);
         flat_inputs_[key] = tmp;

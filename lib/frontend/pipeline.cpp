@@ -251,7 +251,16 @@ CompileResult compile(interp::Graph graph, const CompileOptions& opt, const std:
         if (v < 0) return;
         const Tensor& ref = kept[slot[v]];
         if (!ref.is_float() || ref.numel() != out.numel()) return;
-        std::vector<float> got = interp::real_values(l, out);
+        // Reshapes and transposes pass int8 data through without their own
+        // quantization fields: dequantize with the layer's class.
+        std::vector<float> got;
+        if (out.is_int8() && m.layers[k].qclass >= 0) {
+          const auto& tq = q.class_quant[static_cast<size_t>(m.layers[k].qclass)];
+          got.resize(out.q.size());
+          for (size_t i = 0; i < got.size(); ++i) got[i] = static_cast<float>(tq.scale * (out.q[i] + tq.zero_point));
+        } else {
+          got = interp::real_values(l, out);
+        }
         sim[k].add(ref.f.data(), got.data(), ref.numel());
       });
       for (size_t o = 0; o < fout.size() && o < qout.size(); ++o) {

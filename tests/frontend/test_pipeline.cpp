@@ -181,6 +181,26 @@ TEST_CASE("transformer layers: structure, and golden data reproduced from disk")
   CHECK(r.output_cosine > 0.99);
 }
 
+TEST_CASE("a dense on [A, 1, D] tokens goes through a reshape and keeps calibrated quantization") {
+  // [A, 1, D] would read as a flattened sample: lowering reshapes it to [A, D]
+  // first; the quantize layer after that reshape must be calibrated too.
+  OnnxBuilder b;
+  b.input("x", {5, 1, 8}).output("y", {5, 1, 6});
+  auto& sm = b.node("Softmax", {"x"}, {"t"});  // a cpu layer: its float16 output needs a quantize layer
+  OnnxBuilder::attr(sm, "axis", int64_t{-1});
+  b.random_init("w", {8, 6}).random_init("bias", {6}, 0.1f);
+  b.node("MatMul", {"t", "w"}, {"m"});
+  b.node("Add", {"m", "bias"}, {"a"});
+  b.node("Relu", {"a"}, {"r"});
+  b.random_init("w2", {6, 6});
+  b.node("MatMul", {"r", "w2"}, {"y"});
+  auto r = compile(b, false, true);
+  fir::Graph g = fir::parse_fir(r.fir_text, "tokens.json");
+  CHECK(g.find("MatMul_1_reshape_input0") != nullptr);
+  for (const auto& l : r.report) CHECK_MESSAGE(l.cosine > 0.99, l.name << " " << l.cosine);
+  CHECK(r.output_cosine > 0.99);
+}
+
 TEST_CASE("the quantized convolution matches a direct computation with int8_ops") {
   auto r = compile(small_cnn(), true, false);
   fir::Graph g = fir::parse_fir(r.fir_text, "small.json");
