@@ -246,6 +246,7 @@ class Generator {
   int64_t estimate(const std::vector<char>& direct);
   std::string assign_error_;
   int64_t estimated_cycles_ = 0;
+  bool strict_lw_ = true;
   // ---- tiles and output
   ConvShape conv_shape(const Wl& w, bool weights_in_l2) const;
   void tile_pe(Wl& w);
@@ -800,25 +801,37 @@ bool Generator::plan_weights() {
     std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
       return wls_[size_t(weights_[x].workloads[0])].id < wls_[size_t(weights_[y].workloads[0])].id;
     });
-    int64_t best = estimate(direct);
+    // Two policies for the LW queue: DRAM -> WL0 loads never issued before
+    // a streamed workload that precedes their own (strict), or issued
+    // freely, the streamed workload then waiting for them (the estimate
+    // charges it). The search runs for both.
+    int64_t best = std::numeric_limits<int64_t>::max();
     std::vector<char> best_modes = direct;
-    for (size_t split = 0; split < order.size(); ++split) {
-      std::vector<char> m(weights_.size(), 0);
-      for (size_t i = 0; i < split; ++i) m[order[i]] = weights_[order[i]].fits_wl0;
-      int64_t t = estimate(m);
-      if (t < best) best = t, best_modes = m;
-    }
-    for (int pass = 0; pass < 2; ++pass) {
-      bool improved = false;
-      for (size_t i : order) {
-        if (!weights_[i].fits_wl0) continue;
-        std::vector<char> m = best_modes;
-        m[i] = !m[i];
+    bool best_strict = true;
+    for (bool strict : {true, false}) {
+      strict_lw_ = strict;
+      int64_t b = estimate(direct);
+      std::vector<char> modes = direct;
+      for (size_t split = 0; split < order.size(); ++split) {
+        std::vector<char> m(weights_.size(), 0);
+        for (size_t i = 0; i < split; ++i) m[order[i]] = weights_[order[i]].fits_wl0;
         int64_t t = estimate(m);
-        if (t < best) best = t, best_modes = m, improved = true;
+        if (t < b) b = t, modes = m;
       }
-      if (!improved) break;
+      for (int pass = 0; pass < 2; ++pass) {
+        bool improved = false;
+        for (size_t i : order) {
+          if (!weights_[i].fits_wl0) continue;
+          std::vector<char> m = modes;
+          m[i] = !m[i];
+          int64_t t = estimate(m);
+          if (t < b) b = t, modes = m, improved = true;
+        }
+        if (!improved) break;
+      }
+      if (b < best) best = b, best_modes = modes, best_strict = strict;
     }
+    strict_lw_ = best_strict;
     direct = best_modes;
   }
   estimated_cycles_ = estimate(direct);
@@ -837,18 +850,20 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
     Allocator wl0(wl0_capacity);
     Allocator l2 = l2_.try_emplace(core, a_.core.l2_bytes).first->second;
     int prev_issue_lw = 0, prev_issue_ld = 0;
-    int after_streamed = 0;  // DRAM -> WL0 loads wait behind the LW queue's tile loads of streamed layers
+    int after_streamed = 0;  // strict: DRAM -> WL0 loads wait behind the LW queue's tile loads of streamed layers
+    std::set<int> many_tiles;  // positions of streamed workloads with more than two tiles
     for (int wi : list) {
       WeightLoad& wt = weights_[size_t(wi)];
       const LayerModel& L = layers_[size_t(wt.layer)];
       wt.direct = direct[size_t(wi)] && wt.fits_wl0;
       const std::string who = "weights of \"" + L.fir->name + "\" on core " + std::to_string(core);
       if (wt.direct) {
-        int lb = o_.prefetch ? std::min(std::max(prev_issue_lw, after_streamed), wt.first) : wt.first;
+        int lb = o_.prefetch ? std::min(std::max(prev_issue_lw, strict_lw_ ? after_streamed : 0), wt.first) : wt.first;
         int64_t addr = -1;
         int j = lb;
+        // Not inside a streamed workload whose later tile loads would queue behind it.
         for (; j <= wt.first; ++j)
-          if ((addr = wl0.find(j, wt.last, wt.rows, 1)) >= 0) break;
+          if (!many_tiles.count(j) && (addr = wl0.find(j, wt.last, wt.rows, 1)) >= 0) break;
         if (addr < 0) {
           assign_error_ = "no room in the weight buffer for the " + who;
           return -1;
@@ -882,6 +897,8 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         wt.l2_address = addr;
         if (!reserved) l2.add(j, wt.last, addr, wt.bytes);
         after_streamed = std::max(after_streamed, wt.last + 1);
+        if (ceil_div(wt.k_hi - wt.k_lo + 1, wt.tile_k) > 2)
+          for (int p = wt.first; p <= wt.last; ++p) many_tiles.insert(p);
         prev_issue_ld = j;
       }
     }
@@ -936,7 +953,7 @@ int64_t Generator::estimate(const std::vector<char>& direct) {
     for (size_t wi = 0; wi < weights_.size(); ++wi)
       if (weights_[wi].core == core) issued[size_t(weights_[wi].issue)].push_back(int(wi));
     std::vector<double> ready(weights_.size(), 0.0);
-    double t = 0, dram_free = 0;
+    double t = 0, dram_free = 0, lw_tail = 0;
     for (size_t k = 0; k < ids.size(); ++k) {
       const Wl& w = wls_[size_t(ids[k])];
       auto load = [&](int64_t bytes) {
@@ -955,10 +972,16 @@ int64_t Generator::estimate(const std::vector<char>& direct) {
       for (int wi : issued[k])
         if (weights_[size_t(wi)].first != int(k)) ready[size_t(wi)] = load(weights_[size_t(wi)].bytes);
       t = inputs_ready;
+      // A streamed workload's tile loads queue behind the DRAM -> WL0 loads
+      // issued before it.
+      const double lw_before = lw_tail;
+      for (int wi : issued[k])
+        if (weights_[size_t(wi)].direct) lw_tail = std::max(lw_tail, ready[size_t(wi)]);
       double dur = double(w.vp_time);
       if (w.weight >= 0) {
         const WeightLoad& wt = weights_[size_t(w.weight)];
         t = std::max(t, ready[size_t(w.weight)]);
+        if (!wt.direct) t = std::max(t, lw_before);
         dur = double(wt.direct ? wt.direct_time : wt.stream_time) / double(wt.workloads.size());
       }
       t += dur;
