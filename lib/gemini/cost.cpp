@@ -1,0 +1,911 @@
+#include "gemini/cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <functional>
+#include <queue>
+
+#include "irgen/tiling.hpp"
+#include "support/error.hpp"
+
+namespace cct::gemini {
+
+std::string_view objective_name(Objective o) {
+  switch (o) {
+    case Objective::Latency: return "latency";
+    case Objective::Energy: return "energy";
+    case Objective::Edp: return "edp";
+  }
+  return "?";
+}
+
+std::string_view binding_name(Binding b) {
+  switch (b) {
+    case Binding::Compute: return "compute";
+    case Binding::Dram: return "DRAM";
+    case Binding::Noc: return "NoC";
+    case Binding::D2d: return "D2D";
+  }
+  return "?";
+}
+
+double PlanCost::value(Objective o, const arch::Architecture& a) const {
+  double v = 0;
+  switch (o) {
+    case Objective::Latency: v = double(cycles); break;
+    case Objective::Energy: v = energy.total(); break;
+    case Objective::Edp: v = double(cycles) * energy.total(); break;
+  }
+  if (overflow > 0) v *= 4.0 + 4.0 * double(overflow) / double(std::max<int64_t>(1, a.core.l2_bytes));
+  return v;
+}
+
+namespace {
+
+int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
+int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : ceil_div(x, a) * a; }
+
+// The weight buffer as irgen lays it out (lib/irgen/generate.cpp): addressed
+// in rows of 64 bytes, each output channel's weights starting on a 32-byte
+// burst; a streamed layer's tiles take two slots of half the buffer.
+constexpr int64_t kWl0RowBytes = 64;
+constexpr int64_t kWl0ChannelAlign = 32;
+
+struct Route {
+  std::vector<int> resources;
+  int64_t latency = 0;
+  int hops = 0, crossings = 0;
+  Binding bound = Binding::Noc;  // class of the narrowest resource
+  double bytes_per_cycle = 0;    // of the narrowest resource
+};
+
+mapping::Box shifted(mapping::Box b, int64_t n0) {
+  b.lower[0] += n0;
+  b.upper[0] += n0;
+  return b;
+}
+
+// ---- The expanded plan ---------------------------------------------------------
+
+struct Wl {
+  int core = 0, seg = 0, group = 0, pos = 0, part = 0, layer = 0;
+  int q = 0;                  // position on its core
+  int64_t cycles = 0;
+  int64_t out_bytes = 0;
+  mapping::Box box;           // output, whole-batch coordinates
+  int64_t dram_bytes = 0;     // inputs loaded from DRAM
+  int dram_pieces = 0;
+  int in_channel = 0, out_channel = 0;
+  int need_begin = 0, need_end = 0;   // into Engine::needs
+  int send_begin = 0, send_end = 0;   // into Engine::sends (filled after all needs)
+  int weight = -1;
+  bool stored = false;
+  int keep_until = -1;        // last position on its core that still holds its output (local consumers)
+  int64_t foot = 0;           // L2 bytes of its inputs and output
+  int64_t end = 0;            // compute end
+  int64_t arrival = 0;        // latest arrival of its received inputs
+  Binding arrival_by = Binding::Noc;
+};
+
+struct Need {
+  int producer = 0;  // workload
+  int64_t bytes = 0;
+};
+
+struct Send {
+  int producer = 0, consumer = 0;  // workloads
+  int64_t bytes = 0;
+};
+
+struct Wt {
+  int core = 0, layer = 0;
+  int64_t k_lo = 0, k_hi = 0;
+  int first = 0, last = 0;  // positions on the core
+  int64_t bytes = 0, rows = 0, tile_rows = 0;
+  bool direct = true;       // DRAM -> weight buffer; else DRAM -> L2, streamed
+  int issue = 0;
+  int channel = 0;
+  int64_t done = 0;
+  Binding bound = Binding::Dram;
+};
+
+}  // namespace
+
+// ---- Implementation -----------------------------------------------------------
+
+struct CostModel::Impl {
+  const Network& net;
+  const arch::Architecture& a;
+  mutable irgen::Tiler tiler;
+  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool>, int64_t> cycles_memo;
+  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>, timing::Energy> energy_memo;
+  std::vector<double> capacity;  // per resource, bytes per cycle
+  int nch = 0, d2d_base = 0, C = 0;
+  std::vector<int> mesh_base;    // per die
+  mutable std::vector<std::unique_ptr<Route>> routes;  // [kind][a][b]
+  mutable std::vector<arch::RouteLeg> legs;
+
+  // Engine scratch, reused between evaluations.
+  mutable std::vector<Wl> wls;
+  mutable std::vector<Need> needs;
+  mutable std::vector<Send> sends;
+  mutable std::vector<Wt> wts;
+  mutable std::vector<LayerCost> lcost_scratch;
+
+  // Event engine scratch.
+  struct Op {
+    enum Kind : uint8_t { Compute, Load, Store, Send, Recv } kind = Compute;
+    int core = 0, wl = -1, weight = -1;
+    int64_t bytes = 0, cycles = 0;
+    double fixed = 0;            // latency before the data moves
+    const Route* route = nullptr;
+    int deps = 0, partner = -1;
+    int succ_begin = 0, succ_end = 0;
+    double ready = 0, start = -1, end = -1;
+    int last_dep = -1;           // the dependency that ended last
+  };
+  struct Flow {
+    int op = 0;
+    double remaining = 0, rate = 0, last = 0;
+    uint32_t version = 0;
+    bool active = false;
+  };
+  struct Event {
+    double time;
+    uint64_t seq;
+    int kind;  // 0: op ends, 1: stream starts, 2: flow done
+    int id;
+    uint32_t version;
+    bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  };
+  mutable std::vector<Op> ops;
+  mutable std::vector<std::pair<int, int>> edges;
+  mutable std::vector<int> succ;
+  mutable std::vector<Flow> flows;
+  mutable std::vector<int> active;
+  mutable std::vector<double> left;
+  mutable std::vector<int> users;
+
+  void simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
+                std::vector<LayerCost>& lcost) const;
+
+  Impl(const Network& n, const arch::Architecture& arch) : net(n), a(arch), tiler(arch) {
+    C = a.core_count();
+    nch = std::max(1, int(a.dram_channels.size()));
+    capacity.assign(size_t(nch), a.dram_channel_bytes_per_cycle());
+    for (const auto& d : a.dies) {
+      mesh_base.push_back(int(capacity.size()));
+      if (d.is_compute()) capacity.resize(capacity.size() + size_t(d.core_count()) * 4, a.noc.link_bytes_per_cycle);
+    }
+    d2d_base = int(capacity.size());
+    capacity.resize(capacity.size() + a.d2d_links.size() * 2, a.d2d.link_bytes_per_cycle);
+    routes.resize(size_t(C) * size_t(C) + 2 * size_t(nch) * size_t(C));
+  }
+
+  Route make_route(const arch::Site& from, const arch::Site& to, int channel) const {
+    Route r;
+    if (channel >= 0 && !a.dram_channels.empty()) r.resources.push_back(channel);
+    a.route_legs(from, to, legs);
+    for (const auto& leg : legs) {
+      const auto& die = a.dies[size_t(leg.die)];
+      int x = leg.from_x, y = leg.from_y;
+      auto step = [&](int dir, int nx, int ny) {
+        if (die.is_compute()) r.resources.push_back(mesh_base[size_t(leg.die)] + (y * die.mesh_x + x) * 4 + dir);
+        x = nx, y = ny;
+        ++r.hops;
+      };
+      while (x != leg.to_x) leg.to_x > x ? step(0, x + 1, y) : step(1, x - 1, y);
+      while (y != leg.to_y) leg.to_y > y ? step(2, x, y + 1) : step(3, x, y - 1);
+      if (leg.link >= 0) {
+        const auto& link = a.d2d_links[size_t(leg.link)];
+        int dir = link.end[0].die == leg.die ? 0 : 1;
+        r.resources.push_back(d2d_base + leg.link * 2 + dir);
+        ++r.crossings;
+      }
+    }
+    r.latency = std::llround(a.route_latency_cycles(arch::RouteSummary{r.hops, r.crossings}));
+    r.bytes_per_cycle = std::numeric_limits<double>::infinity();
+    for (int res : r.resources)
+      if (capacity[size_t(res)] < r.bytes_per_cycle) {
+        r.bytes_per_cycle = capacity[size_t(res)];
+        r.bound = res < nch ? Binding::Dram : res >= d2d_base ? Binding::D2d : Binding::Noc;
+      }
+    if (!std::isfinite(r.bytes_per_cycle)) r.bytes_per_cycle = a.noc.link_bytes_per_cycle, r.bound = Binding::Noc;
+    return r;
+  }
+
+  const Route& core_route(int from, int to) const {
+    auto& slot = routes[size_t(from) * size_t(C) + size_t(to)];
+    if (!slot) slot = std::make_unique<Route>(make_route(a.core_site(from), a.core_site(to), -1));
+    return *slot;
+  }
+  const Route& dram_route(int channel, int core, bool store) const {
+    size_t base = size_t(C) * size_t(C) + (store ? size_t(nch) * size_t(C) : 0);
+    auto& slot = routes[base + size_t(channel) * size_t(C) + size_t(core)];
+    if (!slot) {
+      arch::Site dram = a.dram_channels.empty() ? a.core_site(core) : a.dram_site(channel);
+      slot = std::make_unique<Route>(store ? make_route(a.core_site(core), dram, channel)
+                                           : make_route(dram, a.core_site(core), channel));
+    }
+    return *slot;
+  }
+
+  // ---- compute of one part
+
+  irgen::ConvShape conv_shape(const Layer& L, const Dims& e, int64_t c) const {
+    irgen::ConvShape cs;
+    cs.n = e[0], cs.k = e[1], cs.h = e[2], cs.w = e[3];
+    cs.c = c;
+    if (L.kind == LayerKind::Conv) cs.r = L.kernel_h, cs.s = L.kernel_w, cs.stride_h = L.stride_h, cs.stride_w = L.stride_w;
+    cs.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
+    cs.out_bytes = L.out_bytes;
+    return cs;
+  }
+
+  int64_t weight_rows(const Layer& L, int64_t k) const {
+    const int64_t cols = a.core.pe_cols;
+    return ceil_div(k, cols) * round_up(L.weight_bytes_per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
+  }
+  int64_t tile_k(const Layer& L) const {
+    const int64_t cols = a.core.pe_cols;
+    return std::max(cols, a.core.wl0_bytes / 2 * kWl0RowBytes / std::max<int64_t>(1, L.weight_bytes_per_k) / cols * cols);
+  }
+  bool fits_wl0(const Layer& L, int64_t k) const { return weight_rows(L, k) <= a.core.wl0_bytes; }
+
+  int64_t part_cycles(int li, const mapping::Partition& p, int64_t G, bool direct) const {
+    const Layer& L = net.layers[size_t(li)];
+    auto key = std::make_tuple(li, p.b * G, p.k, p.h, p.w, direct);
+    if (auto it = cycles_memo.find(key); it != cycles_memo.end()) return it->second;
+    Dims gd = group_dims(L, G);
+    mapping::Box box = mapping::part_box(p, gd, 0);
+    Dims e = extent(box);
+    int64_t cycles = 0;
+    if (L.pe()) {
+      int64_t c = L.inputs.empty() ? 1 : extent(input_region(net, L, 0, box))[1];
+      irgen::ConvShape cs = conv_shape(L, e, c);
+      if (direct && fits_wl0(L, e[1])) {
+        cycles = tiler.plan(cs, 0).cycles;
+      } else {
+        cs.weights_in_l2 = true;
+        cycles = tiler.plan(cs, tile_k(L)).cycles;
+      }
+    } else {
+      // irgen prices a vector workload by its channels and pixels.
+      timing::VpOp op;
+      if (L.kind == LayerKind::Pool && !L.inputs.empty()) {
+        Dims ie = extent(input_region(net, L, 0, box));
+        op.c = ie[1], op.h = ie[2], op.w = ie[3];
+      } else {
+        op.c = e[1], op.h = e[2], op.w = e[3];
+      }
+      op.out_pixels = e[2] * e[3];
+      op.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
+      op.out_bytes = L.out_bytes;
+      op.two_inputs = L.kind != LayerKind::Pool && L.two_input_vp;
+      op.window = L.kind == LayerKind::Pool ? L.pool_window : 1;
+      cycles = tiler.vp_cycles(op);
+    }
+    cycles_memo.emplace(key, cycles);
+    return cycles;
+  }
+
+  timing::Energy part_energy(int li, const mapping::Partition& p, int64_t G) const {
+    auto key = std::make_tuple(li, p.b * G, p.k, p.h, p.w);
+    if (auto it = energy_memo.find(key); it != energy_memo.end()) return it->second;
+    const Layer& L = net.layers[size_t(li)];
+    Dims gd = group_dims(L, G);
+    mapping::Box box = mapping::part_box(p, gd, 0);
+    Dims e = extent(box);
+    timing::Energy en;
+    if (L.pe()) {
+      timing::ConvTile t;
+      t.n = e[0], t.k = e[1], t.h = e[2], t.w = e[3];
+      t.c = L.inputs.empty() ? 1 : extent(input_region(net, L, 0, box))[1];
+      if (L.kind == LayerKind::Conv) t.r = L.kernel_h, t.s = L.kernel_w, t.stride_h = L.stride_h, t.stride_w = L.stride_w;
+      t.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
+      t.out_bytes = L.out_bytes;
+      en = timing::conv_cost(a, timing::with_default_mini_tiles(t), "gemini").energy;
+    } else {
+      timing::VpOp op;
+      op.c = e[1], op.h = e[2] * e[0], op.w = e[3];
+      op.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
+      op.out_bytes = L.out_bytes;
+      op.two_inputs = L.two_input_vp;
+      en = timing::vp_cost(a, op).energy;
+    }
+    energy_memo.emplace(key, en);
+    return en;
+  }
+
+  int64_t act_bytes(const mapping::Box& b, int bytes) const {
+    Dims e = extent(b);
+    return timing::activation_bytes(a, e[0], e[1], e[2], e[3], bytes);
+  }
+
+  timing::Energy link_energy(const Route& r, int64_t bytes) const {
+    timing::Energy e;
+    double bits = double(bytes) * 8.0;
+    e.noc = bits * double(r.hops) * a.energy.noc_pj_per_bit_hop;
+    e.d2d = bits * double(r.crossings) * a.energy.d2d_pj_per_bit;
+    return e;
+  }
+
+  PlanCost evaluate(const Plan& plan, bool detail) const;
+};
+
+CostModel::CostModel(const Network& net, const arch::Architecture& a)
+    : net_(net), arch_(a), impl_(std::make_unique<Impl>(net, a)) {}
+CostModel::~CostModel() = default;
+
+int64_t CostModel::part_cycles(int layer, const mapping::Partition& p, int64_t batch_groups) const {
+  return impl_->part_cycles(layer, p, batch_groups, true);
+}
+
+int64_t CostModel::part_weight_bytes(int layer, const mapping::Partition& p) const {
+  const Layer& L = net_.layers[size_t(layer)];
+  return L.pe() ? L.weight_bytes_per_k * (L.out[1] / std::max<int64_t>(1, p.k)) : 0;
+}
+
+double CostModel::dram_stream_bytes_per_cycle() const {
+  double bw = arch_.dram_channel_bytes_per_cycle();
+  if (!arch_.d2d_links.empty()) bw = std::min(bw, arch_.d2d.link_bytes_per_cycle);
+  if (arch_.core_count() > 1) bw = std::min(bw, arch_.noc.link_bytes_per_cycle);
+  return bw;
+}
+
+PlanCost CostModel::evaluate(const Plan& plan, bool detail) const { return impl_->evaluate(plan, detail); }
+
+PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
+  PlanCost pc;
+  const int nlayers = int(net.layers.size());
+  // Where each layer is: segment and position, -1 when not in the plan.
+  std::vector<int> seg_of(static_cast<size_t>(nlayers), -1), pos_of(size_t(nlayers), -1);
+  for (size_t s = 0; s < plan.segments.size(); ++s)
+    for (size_t p = 0; p < plan.segments[s].layers.size(); ++p) {
+      int l = plan.segments[s].layers[p].layer;
+      seg_of[size_t(l)] = int(s), pos_of[size_t(l)] = int(p);
+    }
+
+  // ---- workloads, in irgen's order
+  wls.clear();
+  needs.clear();
+  sends.clear();
+  wts.clear();
+  std::vector<std::vector<int>> layer_wls(static_cast<size_t>(nlayers));
+  std::vector<std::vector<int>> per_core(static_cast<size_t>(C));
+  for (size_t s = 0; s < plan.segments.size(); ++s) {
+    const SegmentPlan& sp = plan.segments[s];
+    const int64_t G = std::max<int64_t>(1, sp.batch_groups);
+    for (int64_t g = 0; g < G; ++g)
+      for (size_t p = 0; p < sp.layers.size(); ++p) {
+        const LayerPlan& lp = sp.layers[p];
+        const Layer& L = net.layers[size_t(lp.layer)];
+        Dims gd = group_dims(L, G);
+        for (size_t i = 0; i < lp.cores.size(); ++i) {
+          Wl w;
+          w.core = lp.cores[i];
+          w.seg = int(s), w.group = int(g), w.pos = int(p), w.part = int(i), w.layer = lp.layer;
+          w.box = shifted(mapping::part_box(lp.part, gd, int64_t(i)), g * gd[0]);
+          w.out_bytes = act_bytes(w.box, L.out_bytes);
+          w.in_channel = int(lp.dram.ifmap), w.out_channel = int(lp.dram.ofmap);
+          w.q = int(per_core[size_t(w.core)].size());
+          per_core[size_t(w.core)].push_back(int(wls.size()));
+          layer_wls[size_t(lp.layer)].push_back(int(wls.size()));
+          wls.push_back(w);
+        }
+      }
+  }
+
+  // ---- inputs: local, received, or from DRAM
+  for (size_t id = 0; id < wls.size(); ++id) {
+    Wl& w = wls[id];
+    const Layer& L = net.layers[size_t(w.layer)];
+    w.need_begin = int(needs.size());
+    int64_t foot = w.out_bytes;
+    for (size_t in = 0; in < L.inputs.size(); ++in) {
+      const LayerInput& li = L.inputs[in];
+      mapping::Box reg = input_region(net, L, in, w.box);
+      if (li.producer < 0 || seg_of[size_t(li.producer)] < 0) {
+        int64_t b = act_bytes(reg, li.bytes);
+        w.dram_bytes += b, ++w.dram_pieces, foot += b;
+        continue;
+      }
+      const Layer& P = net.layers[size_t(li.producer)];
+      for (int pid : layer_wls[size_t(li.producer)]) {
+        Wl& pw = wls[size_t(pid)];
+        mapping::Box x;
+        if (!intersect(pw.box, reg, &x)) continue;
+        if (pw.core == w.core) {
+          // Stays in this core's L2 until here.
+          pw.keep_until = std::max(pw.keep_until, w.q);
+        } else if (pw.seg == w.seg) {
+          bool dup = false;
+          for (int k = w.need_begin; k < int(needs.size()); ++k) dup = dup || needs[size_t(k)].producer == pid;
+          if (!dup) {
+            needs.push_back({pid, pw.out_bytes});
+            foot += pw.out_bytes;
+          }
+        } else {
+          int64_t b = act_bytes(x, P.out_bytes);
+          w.dram_bytes += b, ++w.dram_pieces, foot += b;
+          pw.stored = true;
+        }
+      }
+    }
+    w.need_end = int(needs.size());
+    w.foot = foot;
+    if (L.to_dram) w.stored = true;
+    // Outputs read by layers outside the plan go to DRAM too.
+    for (int c : L.consumers)
+      if (seg_of[size_t(c)] < 0) w.stored = true;
+  }
+  // Sends, grouped by producer in consumer order.
+  {
+    std::vector<int> count(wls.size(), 0);
+    for (const Need& n : needs) ++count[size_t(n.producer)];
+    int at = 0;
+    for (size_t id = 0; id < wls.size(); ++id) {
+      wls[id].send_begin = wls[id].send_end = at;
+      at += count[id];
+    }
+    sends.resize(size_t(at));
+    for (size_t id = 0; id < wls.size(); ++id)
+      for (int k = wls[id].need_begin; k < wls[id].need_end; ++k) {
+        Wl& pw = wls[size_t(needs[size_t(k)].producer)];
+        sends[size_t(pw.send_end++)] = {needs[size_t(k)].producer, int(id), needs[size_t(k)].bytes};
+      }
+  }
+
+  // ---- L2 footprint per position, weights and their issue positions
+  int64_t overflow = 0;
+  std::string problem;
+  auto note = [&](int64_t over, const std::string& what) {
+    if (over > overflow) overflow = over, problem = what;
+  };
+  std::vector<std::vector<int64_t>> l2(static_cast<size_t>(C)), rows(static_cast<size_t>(C));
+  for (int c = 0; c < C; ++c) {
+    l2[size_t(c)].assign(per_core[size_t(c)].size(), 0);
+    rows[size_t(c)].assign(per_core[size_t(c)].size(), 0);
+  }
+  for (const Wl& w : wls) {
+    auto& u = l2[size_t(w.core)];
+    u[size_t(w.q)] += w.foot;
+    // Kept for a later local consumer: live in between too.
+    for (int q = w.q + 1; q <= w.keep_until; ++q) u[size_t(q)] += w.out_bytes;
+  }
+  for (int c = 0; c < C; ++c)
+    for (size_t q = 0; q < l2[size_t(c)].size(); ++q)
+      if (l2[size_t(c)][q] > a.core.l2_bytes)
+        note(l2[size_t(c)][q] - a.core.l2_bytes, "the activations of workload " + std::to_string(q) + " on core " +
+                                                     std::to_string(c) + " need " + std::to_string(l2[size_t(c)][q]) +
+                                                     " bytes of L2");
+  {
+    std::map<std::tuple<int, int, int64_t>, int> wt_of;  // (core, layer, k_lo) -> weight
+    for (size_t id = 0; id < wls.size(); ++id) {
+      Wl& w = wls[id];
+      const Layer& L = net.layers[size_t(w.layer)];
+      if (!L.pe()) continue;
+      auto key = std::make_tuple(w.core, w.layer, w.box.lower[1]);
+      auto it = wt_of.find(key);
+      if (it == wt_of.end()) {
+        Wt t;
+        t.core = w.core, t.layer = w.layer;
+        t.k_lo = w.box.lower[1], t.k_hi = w.box.upper[1];
+        t.first = t.last = w.q;
+        int64_t k = t.k_hi - t.k_lo + 1;
+        t.bytes = L.weight_bytes_per_k * k;
+        t.rows = weight_rows(L, k);
+        t.direct = t.rows <= a.core.wl0_bytes;
+        int64_t tk = std::min(tile_k(L), k);
+        t.tile_rows = (tk < k ? 2 : 1) * ceil_div(tk * L.weight_bytes_per_k, kWl0RowBytes);
+        t.channel = int(plan.segments[size_t(w.seg)].layers[size_t(w.pos)].dram.weights);
+        it = wt_of.emplace(key, int(wts.size())).first;
+        wts.push_back(t);
+      }
+      Wt& t = wts[size_t(it->second)];
+      t.last = std::max(t.last, w.q);
+      w.weight = it->second;
+    }
+    // Per core in first-use order: the earliest position from the previous
+    // issue on that buffer's queue where the buffer has room until last use.
+    std::vector<std::vector<int>> by_core(static_cast<size_t>(C));
+    for (size_t i = 0; i < wts.size(); ++i) by_core[size_t(wts[i].core)].push_back(int(i));
+    const int64_t wl0_cap = a.core.wl0_bytes;
+    for (int c = 0; c < C; ++c) {
+      auto& list = by_core[size_t(c)];
+      std::stable_sort(list.begin(), list.end(), [&](int x, int y) { return wts[size_t(x)].first < wts[size_t(y)].first; });
+      auto& r = rows[size_t(c)];
+      auto& u = l2[size_t(c)];
+      int prev_lw = 0, prev_ld = 0, after_streamed = 0;
+      auto fits = [](const std::vector<int64_t>& used, int from, int to, int64_t size, int64_t cap) {
+        for (int q = from; q <= to; ++q)
+          if (used[size_t(q)] + size > cap) return false;
+        return true;
+      };
+      for (int wi : list) {
+        Wt& t = wts[size_t(wi)];
+        if (t.direct) {
+          int lb = std::min(std::max(prev_lw, after_streamed), t.first);
+          int j = lb;
+          while (j < t.first && !fits(r, j, t.last, t.rows, wl0_cap)) ++j;
+          if (!fits(r, j, t.last, t.rows, wl0_cap)) {
+            // No room even at first use: stream it from L2 instead.
+            t.direct = false;
+          } else {
+            t.issue = j;
+            for (int q = j; q <= t.last; ++q) r[size_t(q)] += t.rows;
+            prev_lw = j;
+            continue;
+          }
+        }
+        for (int q = t.first; q <= t.last; ++q) r[size_t(q)] += t.tile_rows;
+        int lb = std::min(prev_ld, t.first);
+        int j = lb;
+        while (j < t.first && !fits(u, j, t.last, t.bytes, a.core.l2_bytes)) ++j;
+        if (!fits(u, j, t.last, t.bytes, a.core.l2_bytes)) {
+          int64_t peak = 0;
+          for (int q = j; q <= t.last; ++q) peak = std::max(peak, u[size_t(q)]);
+          note(peak + t.bytes - a.core.l2_bytes, "the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " +
+                                                     std::to_string(c) + " do not fit in L2 next to the activations");
+        }
+        t.issue = j;
+        for (int q = j; q <= t.last; ++q) u[size_t(q)] += t.bytes;
+        after_streamed = std::max(after_streamed, t.last + 1);
+        prev_ld = j;
+      }
+    }
+  }
+
+  // ---- timeline
+  for (Wl& w : wls) {
+    const SegmentPlan& sp = plan.segments[size_t(w.seg)];
+    bool direct = w.weight < 0 || wts[size_t(w.weight)].direct;
+    w.cycles = part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
+  }
+  for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
+  simulate(plan, per_core, pc, lcost_scratch);
+  std::vector<LayerCost>& lcost = lcost_scratch;
+  timing::Energy total;
+
+  // Compute energy and the per-layer binding.
+  for (const SegmentPlan& sp : plan.segments)
+    for (const LayerPlan& lp : sp.layers) {
+      LayerCost& lc = lcost[size_t(lp.layer)];
+      timing::Energy e = part_energy(lp.layer, lp.part, sp.batch_groups);
+      double n = double(lp.cores.size()) * double(std::max<int64_t>(1, sp.batch_groups));
+      e.mac *= n, e.vp *= n, e.l1 *= n, e.l2 *= n;
+      e.dram = e.noc = e.d2d = e.static_ = 0;
+      lc.energy += e;
+      int64_t best = lc.busy_cycles;
+      lc.binding = Binding::Compute;
+      for (int b = 1; b < 4; ++b)
+        if (lc.wait_cycles[b] > best) best = lc.wait_cycles[b], lc.binding = Binding(b);
+      total += lc.energy;
+    }
+  pc.energy = total;
+  pc.energy += timing::static_energy(a, pc.cores_used, pc.cycles);
+  if (overflow > pc.overflow) pc.overflow = overflow, pc.problem = problem;
+  if (detail) {
+    for (const SegmentPlan& sp : plan.segments) {
+      SegmentCost sc;
+      sc.start = std::numeric_limits<int64_t>::max();
+      for (const LayerPlan& lp : sp.layers) {
+        const LayerCost& lc = lcost[size_t(lp.layer)];
+        sc.start = std::min(sc.start, lc.start);
+        sc.end = std::max(sc.end, lc.end);
+        sc.energy += lc.energy;
+        sc.layers.push_back(lc);
+      }
+      if (sp.layers.empty()) sc.start = 0;
+      pc.segments.push_back(std::move(sc));
+    }
+  }
+  return pc;
+}
+
+
+// ---- The timeline: per-core queues in asm's order, events, shared links -------
+
+void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
+                               std::vector<LayerCost>& lcost) const {
+  const int64_t load_fixed = std::llround(a.dram.latency_cycles + a.timing.ld_fixed_cycles);
+  const int64_t store_fixed = std::llround(a.dram.latency_cycles + a.timing.st_fixed_cycles);
+  lcost.assign(net.layers.size(), LayerCost{});
+  ops.clear();
+  edges.clear();
+  auto op = [&](Op::Kind k, int core, int wl) {
+    Op o;
+    o.kind = k, o.core = core, o.wl = wl;
+    ops.push_back(o);
+    return int(ops.size()) - 1;
+  };
+  auto edge = [&](int from, int to) {
+    if (from >= 0 && to >= 0) edges.emplace_back(from, to);
+  };
+  std::vector<int> compute_of(wls.size(), -1), weight_op(wts.size(), -1);
+  std::vector<int> recv_of(needs.size(), -1);  // per need
+  std::vector<int> send_of(sends.size(), -1);
+  // Weights by the workload that issues them.
+  std::vector<std::vector<int>> issued(wls.size());
+  for (size_t i = 0; i < wts.size(); ++i) issued[size_t(per_core[size_t(wts[i].core)][size_t(wts[i].issue)])].push_back(int(i));
+  // Needs of a workload -> index of the send that serves each.
+  std::vector<int> need_send(needs.size(), -1);
+  for (size_t si = 0; si < sends.size(); ++si) {
+    const Wl& cw = wls[size_t(sends[si].consumer)];
+    for (int k = cw.need_begin; k < cw.need_end; ++k)
+      if (needs[size_t(k)].producer == sends[si].producer && need_send[size_t(k)] < 0) {
+        need_send[size_t(k)] = int(si);
+        break;
+      }
+  }
+
+  for (int c = 0; c < C; ++c) {
+    int prev_compute = -1, prev_dram = -1, prev_si = -1, prev_so_first = -1, prev_so_last = -1, prev_so = -1;
+    int pending_store = -1;  // workload whose store goes in the next block
+    auto dram = [&](Op::Kind k, int wl, int weight, int64_t bytes, int pieces, int channel) {
+      int o = op(k, c, wl);
+      Op& x = ops[size_t(o)];
+      x.weight = weight;
+      x.bytes = bytes;
+      x.route = &dram_route(channel, c, k == Op::Store);
+      x.fixed = double(pieces * ((k == Op::Store ? store_fixed : load_fixed) + x.route->latency));
+      edge(prev_dram, o);
+      edge(prev_compute, o);  // a block's DRAM transfers wait for the previous compute
+      prev_dram = o;
+      return o;
+    };
+    for (int id : per_core[size_t(c)]) {
+      const Wl& w = wls[size_t(id)];
+      std::vector<int> own;
+      for (int wi : issued[size_t(id)])
+        if (wts[size_t(wi)].first == w.q && !wts[size_t(wi)].direct)
+          own.push_back(weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
+      if (pending_store >= 0) {
+        const Wl& pw = wls[size_t(pending_store)];
+        dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
+        pending_store = -1;
+      }
+      if (w.dram_bytes > 0) own.push_back(dram(Op::Load, id, -1, w.dram_bytes, w.dram_pieces, w.in_channel));
+      for (int wi : issued[size_t(id)])
+        if (wts[size_t(wi)].first == w.q && wts[size_t(wi)].direct)
+          own.push_back(weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
+      // Receives, in order, once the previous workload no longer reads their buffers.
+      std::vector<int> recvs;
+      for (int k = w.need_begin; k < w.need_end; ++k) {
+        int o = op(Op::Recv, c, id);
+        ops[size_t(o)].bytes = needs[size_t(k)].bytes;
+        edge(prev_si, o);
+        edge(prev_compute, o);
+        prev_si = o;
+        recv_of[size_t(k)] = o;
+        recvs.push_back(o);
+      }
+      int cmp = op(Op::Compute, c, id);
+      ops[size_t(cmp)].cycles = w.cycles;
+      compute_of[size_t(id)] = cmp;
+      edge(prev_compute, cmp);
+      for (int o : own) edge(o, cmp);
+      for (int o : recvs) edge(o, cmp);
+      // The previous workload's sends still read the buffer this one writes.
+      if (prev_so_first >= 0)
+        for (int o = prev_so_first; o <= prev_so_last; ++o)
+          if (ops[size_t(o)].kind == Op::Send && ops[size_t(o)].core == c) edge(o, cmp);
+      prev_so_first = prev_so_last = -1;
+      // Weights issued here for later workloads.
+      for (int wi : issued[size_t(id)])
+        if (wts[size_t(wi)].first != w.q)
+          weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel);
+      for (int si = w.send_begin; si < w.send_end; ++si) {
+        int o = op(Op::Send, c, id);
+        ops[size_t(o)].bytes = sends[size_t(si)].bytes;
+        ops[size_t(o)].route = &core_route(c, wls[size_t(sends[size_t(si)].consumer)].core);
+        edge(cmp, o);
+        edge(prev_so, o);
+        prev_so = o;
+        send_of[size_t(si)] = o;
+        if (prev_so_first < 0) prev_so_first = o;
+        prev_so_last = o;
+      }
+      prev_compute = cmp;
+      if (w.stored) pending_store = id;
+    }
+    if (pending_store >= 0) {
+      const Wl& pw = wls[size_t(pending_store)];
+      dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
+    }
+  }
+  // Compute waits for its weights wherever they were issued; pair transfers.
+  for (size_t id = 0; id < wls.size(); ++id)
+    if (wls[id].weight >= 0) {
+      int wo = weight_op[size_t(wls[id].weight)];
+      // Issued in the same workload or earlier: the edge may already exist (harmless).
+      edge(wo, compute_of[id]);
+    }
+  for (size_t k = 0; k < needs.size(); ++k) {
+    int r = recv_of[k], snd = need_send[k] >= 0 ? send_of[size_t(need_send[k])] : -1;
+    if (r < 0 || snd < 0) continue;
+    ops[size_t(r)].partner = snd;
+    ops[size_t(snd)].partner = r;
+    ops[size_t(r)].route = ops[size_t(snd)].route;
+  }
+  // Successor lists.
+  std::vector<int> count(ops.size() + 1, 0);
+  for (auto [f, t] : edges) ++count[size_t(f)], ++ops[size_t(t)].deps;
+  int at = 0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    ops[i].succ_begin = ops[i].succ_end = at;
+    at += count[i];
+  }
+  succ.assign(size_t(at), 0);
+  for (auto [f, t] : edges) succ[size_t(ops[size_t(f)].succ_end++)] = t;
+
+  // ---- run
+  flows.clear();
+  active.clear();
+  std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
+  uint64_t seq = 0;
+  double now = 0;
+  auto push = [&](double t, int kind, int id, uint32_t version = 0) { events.push(Event{t, seq++, kind, id, version}); };
+  auto advance = [&]() {
+    for (int f : active) {
+      Flow& x = flows[size_t(f)];
+      x.remaining = std::max(0.0, x.remaining - x.rate * (now - x.last));
+      x.last = now;
+    }
+  };
+  auto reallocate = [&]() {
+    left.assign(capacity.begin(), capacity.end());
+    users.assign(capacity.size(), 0);
+    std::vector<int> open(active.begin(), active.end());
+    for (int f : open)
+      for (int r : ops[size_t(flows[size_t(f)].op)].route->resources) ++users[size_t(r)];
+    while (!open.empty()) {
+      double share = std::numeric_limits<double>::infinity();
+      for (int f : open)
+        for (int r : ops[size_t(flows[size_t(f)].op)].route->resources)
+          share = std::min(share, left[size_t(r)] / double(users[size_t(r)]));
+      if (!std::isfinite(share)) share = a.noc.link_bytes_per_cycle;
+      std::vector<int> still;
+      for (int f : open) {
+        const auto& res = ops[size_t(flows[size_t(f)].op)].route->resources;
+        bool bottleneck = res.empty();
+        for (int r : res) bottleneck = bottleneck || left[size_t(r)] / double(users[size_t(r)]) <= share * (1 + 1e-12);
+        if (bottleneck) {
+          flows[size_t(f)].rate = share;
+          for (int r : res) left[size_t(r)] -= share, --users[size_t(r)];
+        } else {
+          still.push_back(f);
+        }
+      }
+      open.swap(still);
+    }
+    for (int f : active) {
+      Flow& x = flows[size_t(f)];
+      ++x.version;
+      push(now + x.remaining / std::max(x.rate, 1e-9), 2, f, x.version);
+    }
+  };
+  auto start_stream = [&](int o) {
+    advance();
+    Flow fl;
+    fl.op = o;
+    fl.remaining = double(ops[size_t(o)].bytes);
+    fl.last = now;
+    fl.active = true;
+    flows.push_back(fl);
+    active.push_back(int(flows.size()) - 1);
+    reallocate();
+  };
+  std::function<void(int)> finish;
+  auto begin = [&](int o) {
+    Op& x = ops[size_t(o)];
+    x.start = now;
+    switch (x.kind) {
+      case Op::Compute: push(now + double(x.cycles), 0, o); break;
+      case Op::Load:
+      case Op::Store: push(now + x.fixed, 1, o); break;
+      case Op::Send:
+      case Op::Recv: {
+        if (x.partner < 0) {  // unpaired (cannot happen): ends at once
+          push(now, 0, o);
+          break;
+        }
+        Op& p = ops[size_t(x.partner)];
+        if (p.start < 0) break;  // waits for its partner
+        int snd = x.kind == Op::Send ? o : x.partner;
+        push(now + double(x.route ? x.route->latency : 0), 1, snd);
+        break;
+      }
+    }
+  };
+  finish = [&](int o) {
+    Op& x = ops[size_t(o)];
+    x.end = now;
+    for (int k = x.succ_begin; k < x.succ_end; ++k) {
+      Op& y = ops[size_t(succ[size_t(k)])];
+      if (now >= y.ready) y.ready = now, y.last_dep = o;
+      if (--y.deps == 0) begin(succ[size_t(k)]);
+    }
+  };
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (ops[i].deps == 0) begin(int(i));
+  size_t done = 0;
+  while (!events.empty()) {
+    Event e = events.top();
+    events.pop();
+    now = e.time;
+    switch (e.kind) {
+      case 0:
+        finish(e.id), ++done;
+        break;
+      case 1: {
+        Op& x = ops[size_t(e.id)];
+        if (x.bytes <= 0 || !x.route) {
+          finish(e.id), ++done;
+          if (x.partner >= 0 && (x.kind == Op::Send || x.kind == Op::Recv)) finish(x.partner), ++done;
+        } else {
+          start_stream(e.id);
+        }
+        break;
+      }
+      case 2: {
+        Flow& f = flows[size_t(e.id)];
+        if (!f.active || f.version != e.version) break;
+        advance();
+        f.active = false;
+        active.erase(std::find(active.begin(), active.end(), e.id));
+        int o = f.op;
+        finish(o), ++done;
+        if (ops[size_t(o)].partner >= 0 && (ops[size_t(o)].kind == Op::Send || ops[size_t(o)].kind == Op::Recv))
+          finish(ops[size_t(o)].partner), ++done;
+        if (!active.empty()) reallocate();
+        break;
+      }
+    }
+  }
+  if (done < ops.size()) {
+    // A cycle of waits (cannot happen with irgen's order); price it as hopeless.
+    pc.overflow = std::max<int64_t>(pc.overflow, a.core.l2_bytes);
+    pc.problem = "the transfers of this plan wait on each other in a cycle";
+  }
+
+  // ---- figures
+  for (const Op& x : ops) {
+    pc.cycles = std::max(pc.cycles, int64_t(std::ceil(std::max(x.end, 0.0) - 1e-9)));
+    if (x.kind == Op::Compute) {
+      const Wl& w = wls[size_t(x.wl)];
+      LayerCost& lc = lcost[size_t(w.layer)];
+      int64_t s = int64_t(std::llround(x.start)), e = int64_t(std::llround(x.end));
+      if (lc.busy_cycles == 0 && lc.end == 0) lc.start = s, lc.part_cycles = x.cycles, lc.layer = w.layer;
+      lc.start = std::min(lc.start, s);
+      lc.end = std::max(lc.end, e);
+      lc.busy_cycles += x.cycles;
+      lc.l2_peak = std::max(lc.l2_peak, w.foot);
+      // Waiting time, charged to what came last.
+      double prev_end = 0;
+      if (w.q > 0) prev_end = ops[size_t(compute_of[size_t(per_core[size_t(w.core)][size_t(w.q - 1)])])].end;
+      if (x.start > prev_end + 0.5 && x.last_dep >= 0) {
+        const Op& d = ops[size_t(x.last_dep)];
+        Binding b = d.route ? d.route->bound : Binding::Compute;
+        if (d.kind == Op::Load && d.route && d.route->bound == Binding::Noc) b = Binding::Dram;
+        lc.wait_cycles[int(b)] += int64_t(x.start - prev_end);
+      }
+    } else if (x.kind == Op::Load || x.kind == Op::Store) {
+      int layer = x.weight >= 0 ? wts[size_t(x.weight)].layer : wls[size_t(x.wl)].layer;
+      LayerCost& lc = lcost[size_t(layer)];
+      timing::Energy e = timing::dram_transfer_energy(a, x.bytes);
+      e += link_energy(*x.route, x.bytes);
+      lc.energy += e;
+      lc.dram_bytes += x.bytes;
+    } else if (x.kind == Op::Recv) {
+      LayerCost& lc = lcost[size_t(wls[size_t(x.wl)].layer)];
+      lc.transfer_bytes += x.bytes;
+      if (x.route) lc.energy += link_energy(*x.route, x.bytes);
+    }
+  }
+  (void)plan;
+}
+
+}  // namespace cct::gemini

@@ -1,0 +1,120 @@
+// gemini's cost model: the latency and energy of a plan on an architecture,
+// predicted from what irgen, asm and zebusim do with its mapping.
+//
+// The plan is expanded as irgen expands a mapping: one workload per batch
+// group and partition part, on the part's core, in (segment, group, layer,
+// part) order; inputs produced on the same core stay in its L2, inputs from
+// another core of the same segment are sent core to core, inputs from an
+// earlier segment on another core go through DRAM. Weights are loaded once
+// per core and layer, as early as the weight buffer (slices that fit it) or
+// L2 (the others, streamed tile by tile) has room, in first-use order.
+//
+// Each core then runs its workloads in order, as asm lays them out:
+//  - the DRAM transfers of a workload (its own loads, the store of the
+//    previous workload's output, the weight loads issued ahead) wait for the
+//    previous workload's compute and run one after another in program order;
+//  - a workload computes for the time irgen's tiler predicts (lib/timing,
+//    the model zebusim executes) once its inputs and weights are in and the
+//    sends of the previous workload have left its output buffer;
+//  - a core-to-core transfer starts when the producer has computed, the
+//    receiver has finished its previous workload, and both the sender's and
+//    the receiver's transfer queues are free.
+// A transfer takes its DRAM latency and route latency, then its bytes at the
+// bandwidth of the narrowest resource on its route (a DRAM channel, a D2D
+// link, a NoC link); transfers sharing a resource take turns on it.
+// Cores are not synchronised across segments (zebusim neither): a core
+// starts its next segment when it is done with the previous one.
+//
+// A plan whose activations do not fit a core's L2 is infeasible (irgen would
+// refuse it); the cost says by how many bytes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/arch.hpp"
+#include "gemini/network.hpp"
+#include "gemini/plan.hpp"
+#include "timing/timing.hpp"
+
+namespace cct::gemini {
+
+enum class Objective { Latency, Energy, Edp };
+std::string_view objective_name(Objective o);
+
+// What a layer's cores spend their time on: computing, or waiting for data
+// over DRAM, the NoC, die-to-die links.
+enum class Binding : uint8_t { Compute, Dram, Noc, D2d };
+std::string_view binding_name(Binding b);
+
+struct LayerCost {
+  int layer = 0;
+  int64_t part_cycles = 0;      // compute of one part for one batch group
+  int64_t start = 0, end = 0;   // first compute start, last compute end
+  int64_t dram_bytes = 0;       // loaded (weights, inputs) and stored for it
+  int64_t transfer_bytes = 0;   // received from other cores
+  int64_t l2_peak = 0;          // largest activation footprint of one of its workloads
+  // Summed over its workloads: compute, and time waiting for data by what
+  // the data waited on (the largest is the binding resource).
+  int64_t busy_cycles = 0;
+  int64_t wait_cycles[4] = {0, 0, 0, 0};  // by Binding
+  timing::Energy energy;        // dynamic energy (no static)
+  Binding binding = Binding::Compute;
+};
+
+struct SegmentCost {
+  int64_t start = 0, end = 0;   // earliest compute start and latest end over its workloads
+  timing::Energy energy;        // dynamic energy (no static)
+  std::vector<LayerCost> layers;
+};
+
+struct PlanCost {
+  int64_t cycles = 0;
+  timing::Energy energy;  // static energy over `cycles` included
+  int64_t overflow = 0;   // bytes beyond a core's L2 (0: fits)
+  std::string problem;    // the first capacity problem, for messages
+  int cores_used = 0;
+  std::vector<SegmentCost> segments;
+  bool feasible() const { return overflow == 0; }
+  // The objective's value (lower is better). Infeasible plans are penalised
+  // in proportion to the bytes that do not fit, so that a search can walk
+  // out of them but never prefers one.
+  double value(Objective o, const arch::Architecture& a) const;
+};
+
+class CostModel {
+ public:
+  CostModel(const Network& net, const arch::Architecture& a);
+  ~CostModel();
+  CostModel(const CostModel&) = delete;
+  CostModel& operator=(const CostModel&) = delete;
+
+  const Network& network() const { return net_; }
+  const arch::Architecture& arch() const { return arch_; }
+
+  // The cost of a plan. Layers the plan leaves out (a partial plan, as the
+  // segmentation prices candidate segments) are taken to be in DRAM.
+  // `detail` fills the per-segment and per-layer figures.
+  PlanCost evaluate(const Plan& plan, bool detail) const;
+
+  // Compute cycles of one part of a layer for one batch group, as irgen's
+  // tiler predicts for weights in the weight buffer when they fit it
+  // (memoised).
+  int64_t part_cycles(int layer, const mapping::Partition& p, int64_t batch_groups) const;
+  // Weight bytes one part loads.
+  int64_t part_weight_bytes(int layer, const mapping::Partition& p) const;
+  // Bandwidth of one stream from DRAM to a core without contention: the
+  // narrowest resource on the way (for first allocations).
+  double dram_stream_bytes_per_cycle() const;
+
+ private:
+  struct Impl;
+  const Network& net_;
+  const arch::Architecture& arch_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cct::gemini

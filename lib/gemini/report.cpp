@@ -1,0 +1,99 @@
+#include "gemini/report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace cct::gemini {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string partition_text(const mapping::Partition& p) {
+  std::string s;
+  auto add = [&](char c, int64_t v) {
+    if (v == 1) return;
+    if (!s.empty()) s += ' ';
+    s += c;
+    s += std::to_string(v);
+  };
+  add('b', p.b), add('k', p.k), add('h', p.h), add('w', p.w);
+  return s.empty() ? "-" : s;
+}
+
+std::string cores_text(const std::vector<int>& cores) {
+  std::string s;
+  for (size_t i = 0; i < cores.size(); ++i) {
+    // Runs of consecutive ids as a-b.
+    size_t j = i;
+    while (j + 1 < cores.size() && cores[j + 1] == cores[j] + 1) ++j;
+    if (!s.empty()) s += ',';
+    s += std::to_string(cores[i]);
+    if (j > i) {
+      s += j > i + 1 ? '-' : ',';
+      s += std::to_string(cores[j]);
+    }
+    i = j;
+  }
+  return s;
+}
+
+// Energy in microjoules.
+std::string uj(double pj) { return fmt("%.3f", pj * 1e-6); }
+
+}  // namespace
+
+std::string format_report(const CostModel& model, const Plan& plan, const PlanCost& cost) {
+  const auto& a = model.arch();
+  const auto& net = model.network();
+  std::ostringstream o;
+  const double us = double(cost.cycles) / (a.clock_ghz * 1e3);
+  const double peak = a.peak_macs_per_cycle() * double(cost.cycles);
+  o << "gemini: " << net.name << " (batch " << net.batch << ") on " << a.name << " (" << a.core_count() << " cores, "
+    << fmt("%.1f", a.peak_tops()) << " TOPS)\n";
+  o << "predicted latency  " << cost.cycles << " cycles (" << fmt("%.3f", us) << " us), "
+    << fmt("%.1f", us > 0 ? double(net.batch) * 1e6 / us : 0.0) << " samples/s\n";
+  o << "MAC utilisation    " << fmt("%.2f", peak > 0 ? 100.0 * double(net.total_macs()) / peak : 0.0)
+    << "% of the chip's peak\n";
+  const auto& e = cost.energy;
+  o << "energy             " << uj(e.total()) << " uJ: mac " << uj(e.mac) << " vp " << uj(e.vp) << " sram "
+    << uj(e.l1 + e.l2) << " noc " << uj(e.noc) << " d2d " << uj(e.d2d) << " dram " << uj(e.dram) << " static "
+    << uj(e.static_) << "\n";
+  o << "segments           " << plan.segments.size() << ", cores used " << cost.cores_used << "\n";
+  if (!cost.feasible())
+    o << "WARNING            the plan does not fit L2 (" << cost.overflow << " bytes over): " << cost.problem << "\n";
+  for (size_t s = 0; s < plan.segments.size(); ++s) {
+    const SegmentPlan& sp = plan.segments[s];
+    const SegmentCost* sc = s < cost.segments.size() ? &cost.segments[s] : nullptr;
+    o << "\nsegment " << s << ": layers " << sp.layers.size() << ", batch groups " << sp.batch_groups;
+    if (sc) o << ", cycles " << sc->start << " .. " << sc->end << ", energy " << uj(sc->energy.total()) << " uJ";
+    o << "\n";
+    o << "  layer                            cores         partition   part-cycles        start          end   "
+         "energy-uJ  mac     sram    noc     d2d     dram    binding\n";
+    for (size_t p = 0; p < sp.layers.size(); ++p) {
+      const LayerPlan& lp = sp.layers[p];
+      const LayerCost* lc = sc && p < sc->layers.size() ? &sc->layers[p] : nullptr;
+      char line[512];
+      std::string name = net.layers[size_t(lp.layer)].name;
+      if (name.size() > 32) name = name.substr(0, 29) + "...";
+      std::snprintf(line, sizeof line, "  %-32s %-13s %-11s", name.c_str(), cores_text(lp.cores).c_str(),
+                    partition_text(lp.part).c_str());
+      o << line;
+      if (lc) {
+        const auto& le = lc->energy;
+        std::snprintf(line, sizeof line, " %11lld %12lld %12lld %11s %-7s %-7s %-7s %-7s %-7s %s",
+                      (long long)lc->part_cycles, (long long)lc->start, (long long)lc->end, uj(le.total()).c_str(),
+                      uj(le.mac).c_str(), uj(le.l1 + le.l2).c_str(), uj(le.noc).c_str(), uj(le.d2d).c_str(),
+                      uj(le.dram).c_str(), std::string(binding_name(lc->binding)).c_str());
+        o << line;
+      }
+      o << "\n";
+    }
+  }
+  return o.str();
+}
+
+}  // namespace cct::gemini

@@ -1,0 +1,525 @@
+#include "gemini/search.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <random>
+
+#include "support/error.hpp"
+
+namespace cct::gemini {
+namespace {
+
+// Portable random numbers: the engine is specified by the standard, the
+// distributions below are ours (libstdc++'s differ from other libraries').
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : e_(seed) {}
+  // Uniform in [0, n), n >= 1, without modulo bias.
+  int64_t below(int64_t n) {
+    const uint64_t un = uint64_t(n);
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % un;
+    uint64_t x;
+    do x = e_();
+    while (x >= limit);
+    return int64_t(x % un);
+  }
+  // Uniform in [0, 1).
+  double real() { return double(e_() >> 11) * 0x1.0p-53; }
+
+ private:
+  std::mt19937_64 e_;
+};
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Cores along a path that visits each compute die row by row, alternating
+// direction, dies in package order (rows of dies, alternating too), so that
+// neighbours on the path are neighbours on the chip.
+std::vector<int> snake_order(const arch::Architecture& a) {
+  std::vector<int> dies;
+  for (size_t d = 0; d < a.dies.size(); ++d)
+    if (a.dies[d].is_compute()) dies.push_back(int(d));
+  std::stable_sort(dies.begin(), dies.end(), [&](int x, int y) {
+    const auto &dx = a.dies[size_t(x)], &dy = a.dies[size_t(y)];
+    int kx = dx.position_y % 2 ? -dx.position_x : dx.position_x;
+    int ky = dy.position_y % 2 ? -dy.position_x : dy.position_x;
+    return std::tie(dx.position_y, kx) < std::tie(dy.position_y, ky);
+  });
+  std::vector<int> order;
+  for (int d : dies) {
+    const auto& die = a.dies[size_t(d)];
+    for (int y = 0; y < die.mesh_y; ++y)
+      for (int i = 0; i < die.mesh_x; ++i) {
+        int x = y % 2 ? die.mesh_x - 1 - i : i;
+        order.push_back(a.core_id(d, x, y));
+      }
+  }
+  return order;
+}
+
+class Searcher {
+ public:
+  Searcher(const CostModel& m, const SearchOptions& o)
+      : model_(m), net_(m.network()), a_(m.arch()), opt_(o), rng_(o.seed), C_(m.arch().core_count()) {
+    order_ = snake_order(a_);
+    dist_.assign(size_t(C_) * size_t(C_), 0);
+    for (int x = 0; x < C_; ++x)
+      for (int y = 0; y < C_; ++y) {
+        auto r = a_.core_route(x, y);
+        // A crossing counts as a few hops: it is slower and costs more energy.
+        dist_[size_t(x) * size_t(C_) + size_t(y)] = r.mesh_hops + 4 * r.d2d_crossings;
+        max_dist_ = std::max(max_dist_, dist_[size_t(x) * size_t(C_) + size_t(y)]);
+      }
+    nch_ = int(a_.dram_channels.size());
+    groups_ = divisors(net_.batch);
+  }
+
+  // ---- shared helpers
+
+  const std::vector<int>& counts(int layer, int64_t G) {
+    auto key = std::make_pair(layer, G);
+    auto it = counts_.find(key);
+    if (it == counts_.end())
+      it = counts_.emplace(key, feasible_core_counts(group_dims(net_.layers[size_t(layer)], G), C_)).first;
+    return it->second;
+  }
+
+  // A quick per-core time of a layer with a partition: compute, weights and
+  // inputs brought in at one stream's bandwidth.
+  double quick_score(int layer, const mapping::Partition& p, int64_t G) {
+    const Layer& L = net_.layers[size_t(layer)];
+    double compute = double(model_.part_cycles(layer, p, G)) * double(G);
+    double bw = model_.dram_stream_bytes_per_cycle();
+    double bytes = double(model_.part_weight_bytes(layer, p));
+    mapping::Box box = mapping::part_box(p, group_dims(L, G), 0);
+    for (size_t i = 0; i < L.inputs.size(); ++i) {
+      Dims e = extent(input_region(net_, L, i, box));
+      bytes += double(G) * double(timing::activation_bytes(a_, e[0], e[1], e[2], e[3], L.inputs[i].bytes));
+    }
+    return std::max(compute, bytes / bw) + 0.25 * std::min(compute, bytes / bw);
+  }
+
+  mapping::Partition best_partition(int layer, int64_t n, int64_t G) {
+    auto key = std::make_tuple(layer, n, G);
+    if (auto it = best_part_.find(key); it != best_part_.end()) return it->second;
+    auto parts = partitions_of(group_dims(net_.layers[size_t(layer)], G), n);
+    mapping::Partition best;
+    double best_score = std::numeric_limits<double>::infinity();
+    for (const auto& p : parts) {
+      double s = quick_score(layer, p, G);
+      if (s < best_score) best_score = s, best = p;
+    }
+    best_part_.emplace(key, best);
+    return best;
+  }
+
+  void default_channels(LayerPlan& lp) const {
+    if (nch_ <= 1) return;
+    lp.dram.weights = lp.layer % nch_;
+    lp.dram.ifmap = (lp.layer + 1) % nch_;
+    lp.dram.ofmap = (lp.layer + 2) % nch_;
+  }
+
+  // Cores in proportion to each layer's work, then laid out along the snake.
+  SegmentPlan initial_segment(int first, int last, int64_t G) {
+    SegmentPlan sp;
+    sp.batch_groups = G;
+    const int n = last - first + 1;
+    std::vector<double> work(static_cast<size_t>(n));
+    std::vector<int> cnt(static_cast<size_t>(n), 1);
+    for (int i = 0; i < n; ++i) work[size_t(i)] = quick_score(first + i, mapping::Partition{}, G);
+    int remaining = C_ - n;
+    while (remaining > 0) {
+      int pick = -1, next = 0;
+      double worst = -1;
+      for (int i = 0; i < n; ++i) {
+        const auto& cs = counts(first + i, G);
+        auto it = std::upper_bound(cs.begin(), cs.end(), cnt[size_t(i)]);
+        if (it == cs.end() || *it - cnt[size_t(i)] > remaining) continue;
+        double per_core = work[size_t(i)] / double(cnt[size_t(i)]);
+        if (per_core > worst) worst = per_core, pick = i, next = *it;
+      }
+      if (pick < 0) break;
+      remaining -= next - cnt[size_t(pick)];
+      cnt[size_t(pick)] = next;
+    }
+    size_t at = 0;
+    for (int i = 0; i < n; ++i) {
+      LayerPlan lp;
+      lp.layer = first + i;
+      lp.part = best_partition(lp.layer, cnt[size_t(i)], G);
+      for (int k = 0; k < cnt[size_t(i)]; ++k) lp.cores.push_back(order_[at++]);
+      default_channels(lp);
+      sp.layers.push_back(std::move(lp));
+    }
+    return sp;
+  }
+
+  // The objective's value of a plan (whole or partial).
+  double plan_value(const Plan& plan, PlanCost* cost_out = nullptr) {
+    ++stats_.evaluations;
+    PlanCost c = model_.evaluate(plan, false);
+    double v = c.value(opt_.objective, a_);
+    if (cost_out) *cost_out = std::move(c);
+    return v;
+  }
+
+  bool out_of_time() {
+    if (opt_.time_limit <= 0) return false;
+    if (seconds_since(t0_) >= opt_.time_limit) stats_.timed_out = true;
+    return stats_.timed_out;
+  }
+
+  // ---- 1. segmentation
+
+  std::vector<SegmentPlan> segment_dp() {
+    const int n = int(net_.layers.size());
+    const double inf = std::numeric_limits<double>::infinity();
+    std::vector<double> best(static_cast<size_t>(n) + 1, inf);
+    std::vector<int> from(static_cast<size_t>(n) + 1, -1);
+    std::vector<SegmentPlan> choice(static_cast<size_t>(n) + 1);
+    std::vector<std::map<int, SegmentPlan>> seg_of(static_cast<size_t>(n) + 1);
+    best[0] = 0;
+    int64_t total_pairs = 0;
+    for (int j = 0; j < n; ++j) total_pairs += std::min(C_, j + 1);
+    int64_t done = 0;
+    for (int j = 0; j < n; ++j) {
+      for (int len = 1; len <= std::min(C_, j + 1); ++len) {
+        const int i = j - len + 1;
+        ++done;
+        if (best[size_t(i)] == inf) continue;
+        double seg_best = inf;
+        SegmentPlan seg_plan;
+        bool any_fits = false;
+        for (int64_t G : groups_) {
+          Plan one;
+          one.segments.push_back(initial_segment(i, j, G));
+          PlanCost c;
+          double v = plan_value(one, &c);
+          any_fits = any_fits || c.feasible();
+          if (v < seg_best) seg_best = v, seg_plan = std::move(one.segments[0]);
+        }
+        if (best[size_t(i)] + seg_best < best[size_t(j) + 1]) {
+          best[size_t(j) + 1] = best[size_t(i)] + seg_best;
+          from[size_t(j) + 1] = i;
+          choice[size_t(j) + 1] = seg_plan;
+        }
+        // Longer segments ending here only hold more: stop where buffers overflow.
+        if (!any_fits) break;
+      }
+      if (opt_.progress) opt_.progress(0.2 * double(done) / double(std::max<int64_t>(1, total_pairs)));
+    }
+    std::vector<SegmentPlan> segs;
+    for (int j = n; j > 0; j = from[size_t(j)]) {
+      if (from[size_t(j)] < 0) throw Error(kExitInternal, "gemini: segmentation found no plan");
+      segs.push_back(choice[size_t(j)]);
+    }
+    std::reverse(segs.begin(), segs.end());
+    return segs;
+  }
+
+  // ---- 2. annealing
+
+  // Core -> (layer position, slot) in the segment; -1 for unused cores.
+  struct Owner {
+    int pos = -1, slot = -1;
+  };
+  std::vector<Owner> owners(const SegmentPlan& sp) const {
+    std::vector<Owner> o(static_cast<size_t>(C_));
+    for (size_t p = 0; p < sp.layers.size(); ++p)
+      for (size_t s = 0; s < sp.layers[p].cores.size(); ++s) o[size_t(sp.layers[p].cores[s])] = {int(p), int(s)};
+    return o;
+  }
+  int dist(int x, int y) const { return dist_[size_t(x) * size_t(C_) + size_t(y)]; }
+
+  bool move_swap(SegmentPlan& sp, double heat) {
+    LayerPlan& A = sp.layers[size_t(rng_.below(int64_t(sp.layers.size())))];
+    int slot = int(rng_.below(int64_t(A.cores.size())));
+    int x = A.cores[size_t(slot)];
+    int radius = std::max(1, int(std::lround(double(max_dist_) * heat)));
+    std::vector<int> near;
+    for (int y = 0; y < C_; ++y)
+      if (y != x && dist(x, y) <= radius) near.push_back(y);
+    if (near.empty()) return false;
+    int y = near[size_t(rng_.below(int64_t(near.size())))];
+    auto own = owners(sp);
+    Owner oy = own[size_t(y)];
+    if (oy.pos < 0) {
+      A.cores[size_t(slot)] = y;
+    } else {
+      sp.layers[size_t(oy.pos)].cores[size_t(oy.slot)] = x;
+      A.cores[size_t(slot)] = y;
+    }
+    return true;
+  }
+
+  void repartition(LayerPlan& lp, int64_t G) {
+    if (rng_.real() < 0.7) {
+      lp.part = best_partition(lp.layer, int64_t(lp.cores.size()), G);
+    } else {
+      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), int64_t(lp.cores.size()));
+      lp.part = parts[size_t(rng_.below(int64_t(parts.size())))];
+    }
+  }
+
+  // Gives a layer more cores (from unused cores, then from a donor layer),
+  // or takes some away.
+  bool move_cores(SegmentPlan& sp) {
+    const int64_t G = sp.batch_groups;
+    const int n = int(sp.layers.size());
+    auto own = owners(sp);
+    std::vector<int> unused;
+    for (int c = 0; c < C_; ++c)
+      if (own[size_t(c)].pos < 0) unused.push_back(c);
+    if (rng_.real() < 0.5) {
+      // Grow B.
+      LayerPlan& B = sp.layers[size_t(rng_.below(n))];
+      const auto& cs = counts(B.layer, G);
+      auto it = std::upper_bound(cs.begin(), cs.end(), int(B.cores.size()));
+      if (it == cs.end()) return false;
+      int need = *it - int(B.cores.size());
+      int anchor = B.cores[0];
+      auto nearest = [&](std::vector<int>& pool) {
+        std::stable_sort(pool.begin(), pool.end(), [&](int p, int q) { return dist(anchor, p) < dist(anchor, q); });
+      };
+      std::vector<int> got;
+      nearest(unused);
+      for (int c : unused)
+        if (int(got.size()) < need) got.push_back(c);
+      if (int(got.size()) < need) {
+        if (n < 2) return false;
+        int ai = int(rng_.below(n - 1));
+        if (ai >= int(&B - &sp.layers[0])) ++ai;
+        LayerPlan& A = sp.layers[size_t(ai)];
+        const auto& ca = counts(A.layer, G);
+        int short_by = need - int(got.size());
+        // The largest feasible count of A that frees enough cores.
+        int target = -1;
+        for (int c : ca)
+          if (c <= int(A.cores.size()) - short_by) target = c;
+        if (target < 1) return false;
+        std::vector<int> give = A.cores;
+        nearest(give);
+        std::vector<int> keep;
+        int freed = int(A.cores.size()) - target;
+        // A keeps the cores farthest from B, gives the nearest.
+        std::vector<int> given(give.begin(), give.begin() + freed);
+        for (int c : A.cores)
+          if (std::find(given.begin(), given.end(), c) == given.end()) keep.push_back(c);
+        A.cores = keep;
+        repartition(A, G);
+        for (int c : given)
+          if (int(got.size()) < need) got.push_back(c);
+      }
+      for (int c : got) B.cores.push_back(c);
+      repartition(B, G);
+      return true;
+    }
+    // Shrink A to its next smaller feasible count.
+    LayerPlan& A = sp.layers[size_t(rng_.below(n))];
+    const auto& ca = counts(A.layer, G);
+    auto it = std::lower_bound(ca.begin(), ca.end(), int(A.cores.size()));
+    if (it == ca.begin()) return false;
+    int target = *(it - 1);
+    // Drop random cores.
+    while (int(A.cores.size()) > target) A.cores.erase(A.cores.begin() + rng_.below(int64_t(A.cores.size())));
+    repartition(A, G);
+    return true;
+  }
+
+  bool move_partition(SegmentPlan& sp) {
+    LayerPlan& lp = sp.layers[size_t(rng_.below(int64_t(sp.layers.size())))];
+    auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], sp.batch_groups), int64_t(lp.cores.size()));
+    if (parts.size() < 2) return false;
+    mapping::Partition p = parts[size_t(rng_.below(int64_t(parts.size())))];
+    if (p == lp.part) return false;
+    lp.part = p;
+    return true;
+  }
+
+  bool move_channel(SegmentPlan& sp) {
+    if (nch_ < 2) return false;
+    LayerPlan& lp = sp.layers[size_t(rng_.below(int64_t(sp.layers.size())))];
+    int64_t ch = rng_.below(nch_);
+    switch (rng_.below(3)) {
+      case 0:
+        if (!net_.layers[size_t(lp.layer)].pe() || lp.dram.weights == ch) return false;
+        lp.dram.weights = ch;
+        break;
+      case 1:
+        if (lp.dram.ifmap == ch) return false;
+        lp.dram.ifmap = ch;
+        break;
+      default:
+        if (lp.dram.ofmap == ch) return false;
+        lp.dram.ofmap = ch;
+        break;
+    }
+    return true;
+  }
+
+  bool move_groups(SegmentPlan& sp) {
+    if (groups_.size() < 2) return false;
+    int64_t G = groups_[size_t(rng_.below(int64_t(groups_.size())))];
+    if (G == sp.batch_groups) return false;
+    for (auto& lp : sp.layers) {
+      const auto& cs = counts(lp.layer, G);
+      int n = 0;
+      for (int c : cs)
+        if (c <= int(lp.cores.size())) n = c;
+      lp.cores.resize(size_t(n));
+      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), n);
+      if (std::find(parts.begin(), parts.end(), lp.part) == parts.end()) lp.part = best_partition(lp.layer, n, G);
+    }
+    sp.batch_groups = G;
+    return true;
+  }
+
+  bool mutate(SegmentPlan& sp, double heat) {
+    double r = rng_.real();
+    if (r < 0.35) return move_swap(sp, heat);
+    if (r < 0.60) return move_cores(sp);
+    if (r < 0.80) return move_partition(sp);
+    if (r < 0.90) return move_channel(sp);
+    return move_groups(sp);
+  }
+
+  // Anneals segment `s` of `plan` (the segments before it are final); the
+  // objective is the cost of the plan up to and including it.
+  void anneal(Plan& plan, size_t s, int64_t iterations, double deadline, double progress_from, double progress_span) {
+    Plan prefix;
+    prefix.segments.assign(plan.segments.begin(), plan.segments.begin() + std::ptrdiff_t(s) + 1);
+    SegmentPlan cur = prefix.segments.back();
+    double cur_v = plan_value(prefix);
+    SegmentPlan best = cur;
+    double best_v = cur_v;
+    if (iterations > 0) {
+      const double t0 = 0.05 * cur_v;  // the paper starts from the initial cost
+      const double t_end = 1e-4 * cur_v;
+      const double alpha = std::pow(t_end / t0, 1.0 / double(iterations));
+      double temp = t0;
+      for (int64_t it = 0; it < iterations; ++it, temp *= alpha) {
+        if ((it & 15) == 0) {
+          if (out_of_time() || (deadline > 0 && seconds_since(t0_) >= deadline)) break;
+          if (opt_.progress && (it & 63) == 0)
+            opt_.progress(progress_from + progress_span * double(it) / double(iterations));
+        }
+        SegmentPlan cand = cur;
+        if (!mutate(cand, temp / t0)) continue;
+        prefix.segments.back() = cand;
+        double v = plan_value(prefix);
+        if (v < cur_v || rng_.real() < std::exp(-(v - cur_v) / temp)) {
+          cur = std::move(cand);
+          cur_v = v;
+          ++stats_.accepted;
+          if (v < best_v) {
+            best = cur;
+            best_v = v;
+            ++stats_.improved;
+          }
+        }
+      }
+    }
+    plan.segments[s] = std::move(best);
+  }
+
+  SearchResult run() {
+    t0_ = Clock::now();
+    SearchResult res;
+    if (C_ == 1) {
+      res.plan = single_core_plan(net_);
+    } else {
+      res.plan.segments = segment_dp();
+      const size_t n = res.plan.segments.size();
+      for (size_t s = 0; s < n; ++s) {
+        int64_t iterations = int64_t(opt_.effort) * (150 + 40 * int64_t(res.plan.segments[s].layers.size()));
+        double deadline = 0;
+        if (opt_.time_limit > 0) {
+          double left = opt_.time_limit - seconds_since(t0_);
+          deadline = seconds_since(t0_) + std::max(0.0, left) / double(n - s);
+        }
+        anneal(res.plan, s, iterations, deadline, 0.2 + 0.8 * double(s) / double(n), 0.8 / double(n));
+      }
+    }
+    res.cost = model_.evaluate(res.plan, true);
+    if (opt_.progress) opt_.progress(1.0);
+    stats_.seconds = seconds_since(t0_);
+    res.stats = stats_;
+    return res;
+  }
+
+  mapping::Partition baseline_partition(int layer, int64_t n) { return best_partition(layer, n, 1); }
+  const std::vector<int>& snake() const { return order_; }
+
+ private:
+  const CostModel& model_;
+  const Network& net_;
+  const arch::Architecture& a_;
+  SearchOptions opt_;
+  Rng rng_;
+  int C_;
+  int nch_ = 1;
+  std::vector<int> order_;
+  std::vector<int> dist_;
+  int max_dist_ = 1;
+  std::vector<int64_t> groups_;
+  std::map<std::pair<int, int64_t>, std::vector<int>> counts_;
+  std::map<std::tuple<int, int64_t, int64_t>, mapping::Partition> best_part_;
+  SearchStats stats_;
+  Clock::time_point t0_;
+};
+
+}  // namespace
+
+SearchResult search(const CostModel& model, const SearchOptions& options) {
+  if (options.effort < 1) throw_usage_error("--effort must be at least 1");
+  Searcher s(model, options);
+  return s.run();
+}
+
+Plan sequential_plan(const CostModel& model, Objective objective) {
+  SearchOptions o;
+  o.objective = objective;
+  Searcher s(model, o);
+  const Network& net = model.network();
+  const int C = model.arch().core_count();
+  Plan plan;
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    auto counts = feasible_core_counts(group_dims(net.layers[l], 1), C);
+    int n = counts.back();
+    LayerPlan lp;
+    lp.layer = int(l);
+    lp.part = s.baseline_partition(int(l), n);
+    for (int k = 0; k < n; ++k) lp.cores.push_back(s.snake()[size_t(k)]);
+    const int nch = int(model.arch().dram_channels.size());
+    if (nch > 1) {
+      lp.dram.weights = int64_t(l) % nch;
+      lp.dram.ifmap = int64_t(l + 1) % nch;
+      lp.dram.ofmap = int64_t(l + 2) % nch;
+    }
+    SegmentPlan sp;
+    sp.layers.push_back(std::move(lp));
+    plan.segments.push_back(std::move(sp));
+  }
+  return plan;
+}
+
+Plan single_core_plan(const Network& net) {
+  Plan plan;
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    SegmentPlan sp;
+    LayerPlan lp;
+    lp.layer = int(l);
+    lp.cores = {0};
+    sp.layers.push_back(std::move(lp));
+    plan.segments.push_back(std::move(sp));
+  }
+  return plan;
+}
+
+}  // namespace cct::gemini

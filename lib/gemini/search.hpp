@@ -1,0 +1,59 @@
+// The mapping search (after Cai et al., "Gemini", HPCA 2024):
+//  1. segmentation by dynamic programming over the layer order: the cost of
+//     a candidate segment is the cost model's for a balanced first
+//     allocation (cores in proportion to each layer's work, the best
+//     partition for that count, layers laid out along a snake through the
+//     dies, the best number of batch groups); a segment stops growing where
+//     its tensors no longer fit the cores' L2;
+//  2. simulated annealing on each segment in turn, with the paper's moves:
+//     swap cores between layers (near ones first, the distance shrinking
+//     with the temperature), move cores from one layer to another, change a
+//     layer's partition, change a tensor's DRAM channel, change the number of
+//     batch groups. The temperature starts from the segment's starting cost
+//     and cools geometrically.
+// Deterministic for a seed (own distributions over std::mt19937_64).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "gemini/cost.hpp"
+#include "gemini/plan.hpp"
+
+namespace cct::gemini {
+
+struct SearchOptions {
+  Objective objective = Objective::Latency;
+  uint64_t seed = 1;
+  int effort = 1;           // multiplies the annealing iterations (>= 1)
+  double time_limit = 0;    // seconds; 0: none. When reached, the best plan so far is returned
+  // Called with the fraction done (0..1) now and then; may be empty.
+  std::function<void(double)> progress;
+};
+
+struct SearchStats {
+  int64_t evaluations = 0;   // segment evaluations (DP and annealing)
+  int64_t accepted = 0;      // annealing moves accepted
+  int64_t improved = 0;      // annealing moves that improved the best
+  double seconds = 0;
+  bool timed_out = false;
+};
+
+struct SearchResult {
+  Plan plan;
+  PlanCost cost;      // with per-layer detail
+  SearchStats stats;
+};
+
+// The searched plan.
+SearchResult search(const CostModel& model, const SearchOptions& options);
+
+// Every layer in turn on all cores (the best partition of as many cores as
+// the layer allows), one layer per segment, the whole batch at once.
+Plan sequential_plan(const CostModel& model, Objective objective);
+
+// Every layer on core 0, one layer per segment, in order (single-core chips).
+Plan single_core_plan(const Network& net);
+
+}  // namespace cct::gemini

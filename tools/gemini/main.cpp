@@ -1,0 +1,173 @@
+// gemini: search a layer-pipeline spatial mapping of a network onto a chip.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include "arch/arch.hpp"
+#include "fir/fir.hpp"
+#include "gemini/cost.hpp"
+#include "gemini/network.hpp"
+#include "gemini/plan.hpp"
+#include "gemini/report.hpp"
+#include "gemini/search.hpp"
+#include "mapping/mapping.hpp"
+#include "mapping/mapping_fir.hpp"
+#include "support/cli.hpp"
+#include "support/error.hpp"
+#include "support/io.hpp"
+
+namespace {
+
+using namespace cct;
+
+std::string base_name(const std::string& path) {
+  if (path == "-") return "stdin";
+  std::string s = path.substr(path.find_last_of('/') + 1);
+  for (const char* ext : {".zst", ".json", ".fir"})
+    if (s.size() > std::string(ext).size() && s.ends_with(ext)) s.resize(s.size() - std::string(ext).size());
+  return s;
+}
+
+gemini::Objective parse_objective(const std::string& s) {
+  if (s == "latency") return gemini::Objective::Latency;
+  if (s == "energy") return gemini::Objective::Energy;
+  if (s == "edp") return gemini::Objective::Edp;
+  throw_usage_error("--objective must be latency, energy or edp, not \"" + s + "\"");
+}
+
+// A one-line progress bar on stderr, redrawn when the percentage changes.
+class ProgressBar {
+ public:
+  void operator()(double f) {
+    int pct = int(std::floor(std::min(1.0, std::max(0.0, f)) * 100.0));
+    if (pct == last_) return;
+    last_ = pct;
+    const int width = 40;
+    int filled = pct * width / 100;
+    std::fprintf(stderr, "\rgemini [%.*s%*s] %3d%%", filled, "########################################", width - filled,
+                 "", pct);
+    if (pct == 100) std::fputc('\n', stderr);
+    std::fflush(stderr);
+  }
+
+ private:
+  int last_ = -1;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli::ToolInfo info{
+      "gemini", "search a layer-pipeline spatial mapping of a network onto a chiplet accelerator",
+      "FRONTEND_IR --arch NAME|FILE",
+      "FRONTEND_IR is a JSON file ('-' = stdin, .zst accepted). The mapping (formats/Mapping_Format.md)\n"
+      "cuts the network into segments of consecutive layers that run one after another;\n"
+      "inside a segment every layer has its own cores, a partition of its output over them\n"
+      "and DRAM channels, and batch groups pipeline through the layers. gemini finds the\n"
+      "segments by dynamic programming and the placement inside each by simulated annealing\n"
+      "over its cost model (latency and energy as irgen, asm and zebusim would give them).\n"
+      "The same seed and effort give the same mapping; --time-limit returns the best mapping\n"
+      "found when the time is up (then the result depends on the machine's speed).\n"
+      "--baseline sequential maps every layer in turn onto all cores, one layer per segment.\n"
+      "--evaluate MAPPING predicts the cost of a given mapping instead of searching.\n"
+      "--report prints per segment and layer the cores, partition, predicted cycles, energy\n"
+      "by component and the binding resource on stderr. On a single-core architecture the\n"
+      "mapping is every layer on core 0, one per segment."};
+  return cli::run_tool(
+      argc, argv, info, {"input"},
+      [](cxxopts::Options& o) {
+        o.add_options()("input", "the Frontend IR", cxxopts::value<std::string>());
+        cli::add_arch_option(o);
+        cli::add_output_option(o, "mapping");
+        cli::add_validate_option(o);
+        o.add_options()("objective", "what to minimise: latency, energy or edp (default latency)",
+                        cxxopts::value<std::string>()->default_value("latency"), "WHAT");
+        o.add_options()("seed", "seed of the annealing (default 1)", cxxopts::value<uint64_t>()->default_value("1"), "S");
+        o.add_options()("effort", "annealing iterations, in multiples of the default (default 1)",
+                        cxxopts::value<int>()->default_value("1"), "N");
+        o.add_options()("time-limit", "stop searching after SEC seconds and keep the best mapping so far",
+                        cxxopts::value<double>(), "SEC");
+        o.add_options()("baseline", "write a baseline mapping instead of searching: sequential",
+                        cxxopts::value<std::string>(), "KIND");
+        o.add_options()("evaluate", "predict the cost of MAPPING instead of searching (with --report)",
+                        cxxopts::value<std::string>(), "MAPPING");
+        o.add_options()("report", "print the plan and its predicted cost per segment and layer on stderr");
+        o.add_options()("no-progress", "never draw the progress bar (drawn only when stderr is a terminal)");
+      },
+      [](const cxxopts::ParseResult& r) {
+        std::string input = cli::required(r, "input", "the Frontend IR");
+        std::string arch_name = cli::required(r, "arch", "--arch NAME|FILE");
+        bool validate = cli::validate_enabled(r);
+        gemini::Objective objective = parse_objective(r["objective"].as<std::string>());
+        int effort = r["effort"].as<int>();
+        if (effort < 1) throw_usage_error("--effort must be at least 1");
+        double time_limit = 0;
+        if (r.count("time-limit")) {
+          time_limit = r["time-limit"].as<double>();
+          if (!(time_limit > 0)) throw_usage_error("--time-limit must be a positive number of seconds");
+        }
+        if (r.count("baseline") && r.count("evaluate")) throw_usage_error("--baseline and --evaluate exclude each other");
+        if (r.count("baseline") && r["baseline"].as<std::string>() != "sequential")
+          throw_usage_error("--baseline must be \"sequential\", not \"" + r["baseline"].as<std::string>() + "\"");
+
+        arch::Architecture arch = arch::load_architecture(arch_name, validate);
+        fir::ReadOptions fo;
+        fo.validate_schema = validate;
+        fir::Graph graph = fir::read_fir(input, fo);
+        const std::string fir_file = display_name(input);
+        gemini::Network net = gemini::build_network(graph, arch, fir_file);
+        net.name = base_name(input);
+        gemini::CostModel model(net, arch);
+
+        gemini::Plan plan;
+        gemini::PlanCost cost;
+        if (r.count("evaluate")) {
+          std::string path = r["evaluate"].as<std::string>();
+          mapping::Mapping m = mapping::read_mapping(path, validate);
+          auto problems = mapping::check_against_arch(m, arch, display_name(path));
+          auto more = mapping::check_against_fir(m, graph, display_name(path));
+          problems.insert(problems.end(), more.begin(), more.end());
+          mapping::throw_if_problems(problems);
+          plan = gemini::from_mapping(m, net);
+          cost = model.evaluate(plan, true);
+          std::cerr << gemini::format_report(model, plan, cost);
+          return kExitOk;
+        }
+        if (r.count("baseline")) {
+          plan = arch.core_count() == 1 ? gemini::single_core_plan(net) : gemini::sequential_plan(model, objective);
+          cost = model.evaluate(plan, true);
+        } else {
+          gemini::SearchOptions so;
+          so.objective = objective;
+          so.seed = r["seed"].as<uint64_t>();
+          so.effort = effort;
+          so.time_limit = time_limit;
+          ProgressBar bar;
+          if (!r.count("no-progress") && isatty(STDERR_FILENO)) so.progress = [&bar](double f) { bar(f); };
+          gemini::SearchResult res = gemini::search(model, so);
+          plan = std::move(res.plan);
+          cost = std::move(res.cost);
+        }
+
+        // Our own output must pass every check irgen runs; a failure is a bug.
+        mapping::Mapping m = gemini::to_mapping(plan, net, arch);
+        auto problems = mapping::check_structure(m, "<gemini output>");
+        auto more = mapping::check_against_arch(m, arch, "<gemini output>");
+        problems.insert(problems.end(), more.begin(), more.end());
+        more = mapping::check_against_fir(m, graph, "<gemini output>");
+        problems.insert(problems.end(), more.begin(), more.end());
+        if (!problems.empty()) {
+          std::string all;
+          for (const auto& p : problems) all += (all.empty() ? "" : "\n") + p;
+          throw Error(kExitInternal, "gemini produced an invalid mapping (a bug):\n" + all);
+        }
+        if (!cost.feasible())
+          cli::warn("the mapping does not fit the cores' L2 by the model (" + std::to_string(cost.overflow) +
+                    " bytes over); irgen may refuse it");
+        mapping::write_mapping(cli::output_path(r), m, validate);
+        if (r.count("report")) std::cerr << gemini::format_report(model, plan, cost);
+        return kExitOk;
+      });
+}
