@@ -74,7 +74,13 @@ class Checker {
   void add_problem(const std::string& pointer, const std::string& what) {
     if (problems_.size() < max_) problems_.push_back(at_pointer(file_, pointer, what));
   }
-  static std::string wp(int64_t core, size_t k) { return "/" + std::to_string(core) + "/" + std::to_string(k); }
+  static std::string wp(int64_t core, size_t k) {
+    std::string p = "/";  // appended piecewise: GCC 12 warns (-Wrestrict) on the operator+ chain
+    p += std::to_string(core);
+    p += '/';
+    p += std::to_string(k);
+    return p;
+  }
 
   void capacities();
   void index_producers();

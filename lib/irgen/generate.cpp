@@ -566,6 +566,9 @@ void Generator::connect() {
             t.core = w.core;
             t.start = t.end = w.pos;
             t.address = -1;
+            t.lowest = 0;
+            t.producer_wl = -1;  // a copy: never spilled
+            t.cross_segment = false;
             it = received.emplace(key, int(tensors_.size())).first;
             tensors_.push_back(std::move(t));
             p.destinations.push_back({w.core, std::nullopt, sir::Endpoint::Core, w.id});
