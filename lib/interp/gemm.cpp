@@ -17,13 +17,16 @@ void sgemm_block(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, c
 namespace {
 using BlockFn = void (*)(int64_t, int64_t, int64_t, const float*, int64_t, const float*, int64_t, float*, int64_t, bool);
 
-BlockFn select_kernel() {
+bool cpu_has_avx2() {
 #if defined(__x86_64__) || defined(__i386__)
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return avx2::sgemm_block;
+  return __builtin_cpu_supports("avx2");
+#else
+  return false;
 #endif
-  return generic::sgemm_block;
 }
+
+BlockFn select_kernel() { return cpu_has_avx2() ? avx2::sgemm_block : generic::sgemm_block; }
 
 BlockFn kernel() {
   static const BlockFn k = select_kernel();
@@ -32,6 +35,13 @@ BlockFn kernel() {
 }  // namespace
 
 bool sgemm_uses_avx2() { return kernel() == avx2::sgemm_block; }
+bool sgemm_avx2_available() { return cpu_has_avx2(); }
+
+void sgemm_serial_isa(bool use_avx2, int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B,
+                      int64_t ldb, float* C, int64_t ldc, bool accumulate) {
+  if (M <= 0 || N <= 0) return;
+  (use_avx2 ? avx2::sgemm_block : generic::sgemm_block)(M, N, K, A, lda, B, ldb, C, ldc, accumulate);
+}
 
 void sgemm_serial(int64_t M, int64_t N, int64_t K, const float* A, int64_t lda, const float* B, int64_t ldb, float* C,
                   int64_t ldc, bool accumulate) {

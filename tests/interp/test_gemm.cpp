@@ -1,6 +1,8 @@
 #include <doctest/doctest.h>
 
+#include <array>
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -74,4 +76,22 @@ TEST_CASE("integer-valued products are exact below 2^24") {
       for (int64_t k = 0; k < K; ++k) s += static_cast<int64_t>(A[i * K + k]) * static_cast<int64_t>(B[k * N + j]);
       CHECK(static_cast<int64_t>(C[i * N + j]) == s);
     }
+}
+
+TEST_CASE("the AVX2 and baseline kernels agree bit for bit (FIRs must not depend on the CPU)") {
+  if (!sgemm_avx2_available()) {
+    MESSAGE("no AVX2 on this CPU: only the baseline kernel runs here");
+    return;
+  }
+  // Non-integer values, so any contraction to FMA or reordering would show.
+  std::mt19937_64 rng(11);
+  for (auto [M, N, K] : {std::array<int64_t, 3>{7, 19, 300}, {64, 64, 64}, {13, 3072 + 5, 513}}) {
+    std::vector<float> A(static_cast<size_t>(M * K)), B(static_cast<size_t>(K * N));
+    for (auto& x : A) x = static_cast<float>(static_cast<double>(rng() % 100000) / 7777.0 - 6.4);
+    for (auto& x : B) x = static_cast<float>(static_cast<double>(rng() % 100000) / 3333.0 - 15.1);
+    std::vector<float> C1(static_cast<size_t>(M * N)), C2(static_cast<size_t>(M * N));
+    sgemm_serial_isa(false, M, N, K, A.data(), K, B.data(), N, C1.data(), N, false);
+    sgemm_serial_isa(true, M, N, K, A.data(), K, B.data(), N, C2.data(), N, false);
+    CHECK(std::memcmp(C1.data(), C2.data(), C1.size() * sizeof(float)) == 0);
+  }
 }
