@@ -122,7 +122,8 @@ struct CostModel::Impl {
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool>, int64_t> cycles_memo;
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>, timing::Energy> energy_memo;
   std::vector<double> capacity;  // per resource, bytes per cycle
-  int nch = 0, d2d_base = 0, C = 0;
+  int nch = 0, npools = 0, d2d_base = 0, C = 0;
+  std::vector<int> channel_pool;  // DRAM channel -> its pooled resource
   std::vector<int> mesh_base;    // per die
   mutable std::vector<std::unique_ptr<Route>> routes;  // [kind][a][b]
   mutable std::vector<arch::RouteLeg> legs;
@@ -174,7 +175,22 @@ struct CostModel::Impl {
   Impl(const Network& n, const arch::Architecture& arch) : net(n), a(arch), tiler(arch) {
     C = a.core_count();
     nch = std::max(1, int(a.dram_channels.size()));
-    capacity.assign(size_t(nch), a.dram_channel_bytes_per_cycle());
+    // Channels attached at the same place interleave addresses (zebusim
+    // spreads every transfer over them): one pooled resource per place.
+    for (size_t c = 0; c < a.dram_channels.size(); ++c) {
+      const arch::Site& s = a.dram_channels[c].attach;
+      int pool = -1;
+      for (size_t d = 0; d < c; ++d)
+        if (a.dram_channels[d].attach == s) pool = channel_pool[d];
+      if (pool < 0) {
+        pool = int(capacity.size());
+        capacity.push_back(0);
+      }
+      channel_pool.push_back(pool);
+      capacity[size_t(pool)] += a.dram_channel_bytes_per_cycle();
+    }
+    if (capacity.empty()) capacity.push_back(a.dram_channel_bytes_per_cycle()), channel_pool.push_back(0);
+    npools = int(capacity.size());
     for (const auto& d : a.dies) {
       mesh_base.push_back(int(capacity.size()));
       if (d.is_compute()) capacity.resize(capacity.size() + size_t(d.core_count()) * 4, a.noc.link_bytes_per_cycle);
@@ -186,7 +202,7 @@ struct CostModel::Impl {
 
   Route make_route(const arch::Site& from, const arch::Site& to, int channel) const {
     Route r;
-    if (channel >= 0 && !a.dram_channels.empty()) r.resources.push_back(channel);
+    if (channel >= 0) r.resources.push_back(channel_pool[size_t(channel)]);
     a.route_legs(from, to, legs);
     for (const auto& leg : legs) {
       const auto& die = a.dies[size_t(leg.die)];
@@ -210,7 +226,7 @@ struct CostModel::Impl {
     for (int res : r.resources)
       if (capacity[size_t(res)] < r.bytes_per_cycle) {
         r.bytes_per_cycle = capacity[size_t(res)];
-        r.bound = res < nch ? Binding::Dram : res >= d2d_base ? Binding::D2d : Binding::Noc;
+        r.bound = res < npools ? Binding::Dram : res >= d2d_base ? Binding::D2d : Binding::Noc;
       }
     if (!std::isfinite(r.bytes_per_cycle)) r.bytes_per_cycle = a.noc.link_bytes_per_cycle, r.bound = Binding::Noc;
     return r;

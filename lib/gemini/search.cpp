@@ -35,6 +35,11 @@ class Rng {
 
 using Clock = std::chrono::steady_clock;
 
+// Segments before the one being annealed that its objective includes.
+constexpr size_t kWindow = 1;
+// Segments after it (as the segmentation left them).
+constexpr size_t kAhead = 2;
+
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Cores along a path that visits each compute die row by row, alternating
@@ -177,13 +182,17 @@ class Searcher {
 
   // ---- 1. segmentation
 
+  // The cost of a candidate segment is what it adds to the best plan before
+  // it, priced after that plan's last segment: what overlaps across the
+  // boundary (weights loaded ahead, cores finishing at different times)
+  // counts, at the cost of a two-segment evaluation.
   std::vector<SegmentPlan> segment_dp() {
     const int n = int(net_.layers.size());
     const double inf = std::numeric_limits<double>::infinity();
     std::vector<double> best(static_cast<size_t>(n) + 1, inf);
     std::vector<int> from(static_cast<size_t>(n) + 1, -1);
     std::vector<SegmentPlan> choice(static_cast<size_t>(n) + 1);
-    std::vector<std::map<int, SegmentPlan>> seg_of(static_cast<size_t>(n) + 1);
+    std::vector<double> alone(static_cast<size_t>(n) + 1, 0);  // value of choice[i] by itself
     best[0] = 0;
     int64_t total_pairs = 0;
     for (int j = 0; j < n; ++j) total_pairs += std::min(C_, j + 1);
@@ -193,27 +202,38 @@ class Searcher {
         const int i = j - len + 1;
         ++done;
         if (best[size_t(i)] == inf) continue;
-        double seg_best = inf;
+        double seg_best = inf, seg_alone = 0;
         SegmentPlan seg_plan;
         bool any_fits = false;
         for (int64_t G : groups_) {
-          Plan one;
-          one.segments.push_back(initial_segment(i, j, G));
+          Plan two;
+          if (i > 0) two.segments.push_back(choice[size_t(i)]);
+          two.segments.push_back(initial_segment(i, j, G));
           PlanCost c;
-          double v = plan_value(one, &c);
+          double v = plan_value(two, &c) - alone[size_t(i)];
           any_fits = any_fits || c.feasible();
-          if (v < seg_best) seg_best = v, seg_plan = std::move(one.segments[0]);
+          if (v < seg_best) {
+            seg_best = v;
+            seg_plan = std::move(two.segments.back());
+          }
         }
         if (best[size_t(i)] + seg_best < best[size_t(j) + 1]) {
           best[size_t(j) + 1] = best[size_t(i)] + seg_best;
           from[size_t(j) + 1] = i;
           choice[size_t(j) + 1] = seg_plan;
+          (void)seg_alone;
         }
         // Longer segments ending here only hold more: stop where buffers overflow.
         if (!any_fits) break;
       }
+      if (from[size_t(j) + 1] >= 0) {
+        Plan one;
+        one.segments.push_back(choice[size_t(j) + 1]);
+        alone[size_t(j) + 1] = plan_value(one);
+      }
       if (opt_.progress) opt_.progress(0.2 * double(done) / double(std::max<int64_t>(1, total_pairs)));
     }
+    stats_.dp_evaluations = stats_.evaluations;
     std::vector<SegmentPlan> segs;
     for (int j = n; j > 0; j = from[size_t(j)]) {
       if (from[size_t(j)] < 0) throw Error(kExitInternal, "gemini: segmentation found no plan");
@@ -389,12 +409,17 @@ class Searcher {
     return move_groups(sp);
   }
 
-  // Anneals segment `s` of `plan` (the segments before it are final); the
-  // objective is the cost of the plan up to and including it.
+  // Anneals segment `s` of `plan` (the segments before it are final). The
+  // objective is the cost of the segment run after the one before it, which
+  // accounts for what carries over (cores finishing at different times, data
+  // kept in a core's L2, weights loaded ahead) at a fraction of the cost of
+  // the whole plan.
   void anneal(Plan& plan, size_t s, int64_t iterations, double deadline, double progress_from, double progress_span) {
     Plan prefix;
-    prefix.segments.assign(plan.segments.begin(), plan.segments.begin() + std::ptrdiff_t(s) + 1);
-    SegmentPlan cur = prefix.segments.back();
+    const size_t lo = s > kWindow ? s - kWindow : 0, hi = std::min(plan.segments.size(), s + kAhead + 1);
+    prefix.segments.assign(plan.segments.begin() + std::ptrdiff_t(lo), plan.segments.begin() + std::ptrdiff_t(hi));
+    const size_t at = s - lo;
+    SegmentPlan cur = prefix.segments[at];
     double cur_v = plan_value(prefix);
     SegmentPlan best = cur;
     double best_v = cur_v;
@@ -411,7 +436,7 @@ class Searcher {
         }
         SegmentPlan cand = cur;
         if (!mutate(cand, temp / t0)) continue;
-        prefix.segments.back() = cand;
+        prefix.segments[at] = cand;
         double v = plan_value(prefix);
         if (v < cur_v || rng_.real() < std::exp(-(v - cur_v) / temp)) {
           cur = std::move(cand);
@@ -435,6 +460,7 @@ class Searcher {
       res.plan = single_core_plan(net_);
     } else {
       res.plan.segments = segment_dp();
+      const Plan segmented = res.plan;
       const size_t n = res.plan.segments.size();
       for (size_t s = 0; s < n; ++s) {
         int64_t iterations = int64_t(opt_.effort) * (150 + 40 * int64_t(res.plan.segments[s].layers.size()));
@@ -444,6 +470,14 @@ class Searcher {
           deadline = seconds_since(t0_) + std::max(0.0, left) / double(n - s);
         }
         anneal(res.plan, s, iterations, deadline, 0.2 + 0.8 * double(s) / double(n), 0.8 / double(n));
+      }
+      // The annealing judges each segment next to its neighbours only; keep
+      // whichever whole plan is best: annealed, as segmented, or the
+      // sequential baseline (a plan the search space contains).
+      double best_v = plan_value(res.plan);
+      for (const Plan& other : {segmented, sequential_plan(model_, opt_.objective)}) {
+        double v = plan_value(other);
+        if (v < best_v) best_v = v, res.plan = other;
       }
     }
     res.cost = model_.evaluate(res.plan, true);
