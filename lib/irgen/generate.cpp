@@ -569,6 +569,13 @@ void Generator::connect() {
             t.lowest = 0;
             t.producer_wl = -1;  // a copy: never spilled
             t.cross_segment = false;
+            // Only this transfer (the producer's buffer may also hold the
+            // input an in-place add overwrote).
+            std::vector<sir::Source> src;
+            for (const auto& x : t.source)
+              if (x.transfer_id == p.out_transfer) src.push_back(x);
+            t.source = src;
+            t.transfers = {p.out_transfer};
             it = received.emplace(key, int(tensors_.size())).first;
             tensors_.push_back(std::move(t));
             p.destinations.push_back({w.core, std::nullopt, sir::Endpoint::Core, w.id});
