@@ -126,6 +126,7 @@ struct L2Tensor {
   int64_t order = 0;
   int weight = -1;  // weight tensors: index into weights
   int64_t lowest = 0;          // reads with top/left padding start this many bytes before it
+  int64_t footprint = 0;       // bytes reserved in L2 when more than `size` (weight bursts)
   int producer_wl = -1;        // output buffers: the producing workload
   bool cross_segment = false;  // read by a workload of a later segment
 };
@@ -147,6 +148,7 @@ struct WeightLoad {
   int64_t tile_k = 0;    // CORE: K of one tile
   int64_t slots = 2;     // CORE: WL0 slots (1 when one tile holds all)
   int64_t per_k = 0;     // bytes of one output channel
+  int64_t footprint = 0; // L2 bytes the weight DMA writes (rows rounded to bursts), >= bytes
   int64_t l2_address = -1;
   bool fits_wl0 = false;
   int64_t direct_time = 0, stream_time = 0;  // predicted cycles of its workloads on each path
@@ -666,6 +668,7 @@ void Generator::connect() {
       t.start = wt.first;
       t.end = wt.last;
       t.size = wt.bytes;
+      t.footprint = wt.footprint;
       t.type = sir::TensorType::Weight;
       t.weight = int(wi);
       wt.l2_tensor = int(tensors_.size());
@@ -712,7 +715,8 @@ int Generator::place_activations(bool largest_first) {
   for (int i : order) {
     L2Tensor& t = tensors_[size_t(i)];
     auto it = l2_.try_emplace(t.core, a_.core.l2_bytes).first;
-    int64_t addr = it->second.find(t.start, t.end, t.size, kL2AllocAlign, t.lowest);
+    const int64_t bytes = std::max(t.size, t.footprint);
+    int64_t addr = it->second.find(t.start, t.end, bytes, kL2AllocAlign, t.lowest);
     if (addr < 0) {
       std::string what = t.source.empty() ? "a tensor" : "the output of " + t.source[0].layer_name.value_or("?");
       place_error_ = what + " (" + std::to_string(t.size) + " bytes, live over " + std::to_string(t.end - t.start + 1) +
@@ -722,7 +726,7 @@ int Generator::place_activations(bool largest_first) {
       return i;
     }
     t.address = addr;
-    it->second.add(t.start, t.end, addr, t.size);
+    it->second.add(t.start, t.end, addr, bytes);
   }
   return -1;
 }
@@ -784,6 +788,7 @@ void Generator::size_weight(WeightLoad& wt) {
   wt.per_k = round_up(wd[1] * wbytes, align) * wd[2] * wd[3] + extra;
   int64_t kcount = wt.k_hi - wt.k_lo + 1;
   wt.bytes = kcount * wt.per_k;
+  wt.footprint = std::max(wt.bytes, timing::weight_bytes(a_, kcount, wd[1], wd[2], wd[3], wbytes));
   wt.rows = ceil_div(kcount, cols) * round_up(wt.per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
   // Tiles of a streamed layer: two WL0 slots sharing the whole buffer
   // (no DRAM -> WL0 load is live during a streamed workload).
@@ -897,7 +902,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         int64_t addr = reserved ? tensors_[size_t(wt.l2_tensor)].address : -1;
         int j = lb;
         for (; j <= wt.first && !reserved; ++j)
-          if ((addr = l2.find(j, wt.last, wt.bytes, kL2AllocAlign)) >= 0) break;
+          if ((addr = l2.find(j, wt.last, wt.footprint, kL2AllocAlign)) >= 0) break;
         if (addr < 0) {
           assign_error_ = "the " + who + " (" + std::to_string(wt.bytes) +
                           " bytes) do not fit in L2 next to the activations live with them";
@@ -905,7 +910,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         }
         wt.issue = j;
         wt.l2_address = addr;
-        if (!reserved) l2.add(j, wt.last, addr, wt.bytes);
+        if (!reserved) l2.add(j, wt.last, addr, wt.footprint);
         after_streamed = std::max(after_streamed, wt.last + 1);
         if (ceil_div(wt.k_hi - wt.k_lo + 1, wt.tile_k) > 2)
           for (int p = wt.first; p <= wt.last; ++p) many_tiles.insert(p);
