@@ -202,21 +202,21 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
     a.lane_of[i] = lane;
     Lane& l = a.lanes[size_t(lane)];
     ++l.instructions;
-    l.busy_cycles += tm.duration();
+    add_to(l.busy_cycles, tm.duration());
     if (tm.has(trace::Timing::kEnergy)) l.energy_pj += tm.energy;
     ++a.count_by_opcode[size_t(inst.op())];
-    a.cycles_by_opcode[size_t(inst.op())] += tm.duration();
+    add_to(a.cycles_by_opcode[size_t(inst.op())], tm.duration());
     ++a.count_by_queue[size_t(inst.queue())];
 
     if (inst.op() == Opcode::pe_conv) {
       a.macs_of[i] = tm.has(trace::Timing::kOps) ? tm.ops : work.empty() ? 0 : work[i].ops;
-      a.macs += a.macs_of[i];
+      add_to(a.macs, a.macs_of[i]);
     }
     bool read = work.empty() ? is_dram_read_opcode(inst) : work[i].kind == timing::WorkKind::DramLoad;
     bool write = work.empty() ? inst.op() == Opcode::sta_mov : work[i].kind == timing::WorkKind::DramStore;
     int64_t bytes = tm.has(trace::Timing::kBytes) ? tm.bytes : work.empty() ? 0 : work[i].bytes;
-    if (read) a.dram_read_of[i] = bytes, a.dram_read += bytes;
-    if (write) a.dram_write_of[i] = bytes, a.dram_write += bytes;
+    if (read) a.dram_read_of[i] = bytes, add_to(a.dram_read, bytes);
+    if (write) a.dram_write_of[i] = bytes, add_to(a.dram_write, bytes);
 
     auto [it, fresh] = layers.try_emplace(inst.mapping.slyr);
     LayerRow& r = it->second;
@@ -230,10 +230,10 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
       r.first_start = std::min(r.first_start, tm.start);
       r.last_end = std::max(r.last_end, tm.end);
     }
-    if (inst.op() == Opcode::pe_conv) r.pe_busy_cycles += tm.duration();
-    r.macs += a.macs_of[i];
-    r.dram_read += a.dram_read_of[i];
-    r.dram_write += a.dram_write_of[i];
+    if (inst.op() == Opcode::pe_conv) add_to(r.pe_busy_cycles, tm.duration());
+    add_to(r.macs, a.macs_of[i]);
+    add_to(r.dram_read, a.dram_read_of[i]);
+    add_to(r.dram_write, a.dram_write_of[i]);
     if (tm.has(trace::Timing::kEnergy)) r.energy_pj += tm.energy;
   }
   a.trace_has_ops = all_ops;

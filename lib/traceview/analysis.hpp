@@ -31,6 +31,14 @@
 
 namespace cct::traceview {
 
+// a + b for counts that cannot be negative, held at INT64_MAX instead of
+// overflowing (sums of durations or bytes from hostile traces).
+inline int64_t saturating_add(int64_t a, int64_t b) {
+  int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? (b > 0 ? INT64_MAX : INT64_MIN) : r;
+}
+inline void add_to(int64_t& sum, int64_t v) { sum = saturating_add(sum, v); }
+
 // Why an instruction could not start earlier than it did.
 enum class EdgeKind : uint8_t {
   None,        // nothing recorded it had to wait for (the chain starts here)

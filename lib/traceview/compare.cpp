@@ -22,8 +22,8 @@ struct ErrorSet {
   std::vector<double> rel;
   void add(int64_t d_ours, int64_t d_ref, bool timed_population) {
     ++e.instructions;
-    e.cycles_ours += d_ours;
-    e.cycles_ref += d_ref;
+    add_to(e.cycles_ours, d_ours);
+    add_to(e.cycles_ref, d_ref);
     if (timed_population && d_ref > 0) rel.push_back(std::fabs(double(d_ours - d_ref)) / double(d_ref));
   }
   DurationErrors finish() {

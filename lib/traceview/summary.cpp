@@ -81,9 +81,9 @@ std::string format_summary(const Analysis& a, const std::string& trace_name, siz
     int64_t sum_cycles = 0, sum_instr = 0, sum_pe = 0;
     double sum_energy = 0;
     for (const auto& l : a.layers) {
-      sum_cycles += l.cycles;
+      sum_cycles += l.cycles;  // critical-path cycles: they partition the total
       sum_instr += l.instructions;
-      sum_pe += l.pe_busy_cycles;
+      add_to(sum_pe, l.pe_busy_cycles);
       sum_energy += l.energy_pj;
       std::vector<std::string> row = {num(l.layer)};
       if (fir) row.insert(row.end(), {l.name.empty() ? "?" : l.name, l.op});
@@ -109,7 +109,7 @@ std::string format_summary(const Analysis& a, const std::string& trace_name, siz
                            num(a.dram_read), num(a.dram_write)});
     if (fir) {
       int64_t fm = 0;
-      for (const auto& l : a.layers) fm += std::max<int64_t>(l.fir_macs, 0);
+      for (const auto& l : a.layers) add_to(fm, std::max<int64_t>(l.fir_macs, 0));
       row.push_back(num(fm));
     }
     if (a.energy.available) row.push_back(uj(sum_energy));

@@ -75,14 +75,14 @@ void check_invariants(const trace::Trace& t, const traceview::Analysis& a) {
   std::map<int, int64_t> per_op;
   for (size_t i = 0; i < t.size(); ++i) {
     last_end = std::max(last_end, t.timing[i].end);
-    busy += t.timing[i].duration();
+    traceview::add_to(busy, t.timing[i].duration());
     ++per_op[int(t.program.instructions[i].op())];
   }
   CHECK(a.total_cycles == last_end);
   CHECK(a.instructions == int64_t(t.size()));
   for (int op = 0; op < isa::kOpcodeCount; ++op) CHECK(a.count_by_opcode[size_t(op)] == per_op[op]);
   int64_t lane_busy = 0, lane_instr = 0;
-  for (const auto& l : a.lanes) lane_busy += l.busy_cycles, lane_instr += l.instructions;
+  for (const auto& l : a.lanes) traceview::add_to(lane_busy, l.busy_cycles), lane_instr += l.instructions;
   CHECK(lane_busy == busy);
   CHECK(lane_instr == int64_t(t.size()));
   // Per-layer cycles add up to the total, and so do the critical-path runs.
