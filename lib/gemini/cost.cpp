@@ -771,37 +771,22 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       x.last = now;
     }
   };
+  // Each active flow gets its fair share of its narrowest resource (the
+  // bandwidth divided by the flows using it); one pending event stands for
+  // the earliest completion.
+  users.assign(capacity.size(), 0);
+  uint32_t epoch = 0;
   auto reallocate = [&]() {
-    left.assign(capacity.begin(), capacity.end());
-    users.assign(capacity.size(), 0);
-    std::vector<int> open(active.begin(), active.end());
-    for (int f : open)
-      for (int r : ops[size_t(flows[size_t(f)].op)].route->resources) ++users[size_t(r)];
-    while (!open.empty()) {
-      double share = std::numeric_limits<double>::infinity();
-      for (int f : open)
-        for (int r : ops[size_t(flows[size_t(f)].op)].route->resources)
-          share = std::min(share, left[size_t(r)] / double(users[size_t(r)]));
-      if (!std::isfinite(share)) share = a.noc.link_bytes_per_cycle;
-      std::vector<int> still;
-      for (int f : open) {
-        const auto& res = ops[size_t(flows[size_t(f)].op)].route->resources;
-        bool bottleneck = res.empty();
-        for (int r : res) bottleneck = bottleneck || left[size_t(r)] / double(users[size_t(r)]) <= share * (1 + 1e-12);
-        if (bottleneck) {
-          flows[size_t(f)].rate = share;
-          for (int r : res) left[size_t(r)] -= share, --users[size_t(r)];
-        } else {
-          still.push_back(f);
-        }
-      }
-      open.swap(still);
-    }
+    double first = std::numeric_limits<double>::infinity();
     for (int f : active) {
       Flow& x = flows[size_t(f)];
-      ++x.version;
-      push(now + x.remaining / std::max(x.rate, 1e-9), 2, f, x.version);
+      double rate = std::numeric_limits<double>::infinity();
+      for (int r : ops[size_t(x.op)].route->resources) rate = std::min(rate, capacity[size_t(r)] / double(users[size_t(r)]));
+      x.rate = std::isfinite(rate) ? rate : a.noc.link_bytes_per_cycle;
+      first = std::min(first, now + x.remaining / x.rate);
     }
+    ++epoch;
+    if (std::isfinite(first)) push(first, 2, -1, epoch);
   };
   auto start_stream = [&](int o) {
     advance();
@@ -812,6 +797,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     fl.active = true;
     flows.push_back(fl);
     active.push_back(int(flows.size()) - 1);
+    for (int r : ops[size_t(o)].route->resources) ++users[size_t(r)];
     reallocate();
   };
   std::function<void(int)> finish;
@@ -867,16 +853,29 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         break;
       }
       case 2: {
-        Flow& f = flows[size_t(e.id)];
-        if (!f.active || f.version != e.version) break;
+        if (e.version != epoch) break;  // superseded by a later reallocation
         advance();
-        f.active = false;
-        active.erase(std::find(active.begin(), active.end(), e.id));
-        int o = f.op;
-        finish(o), ++done;
-        if (ops[size_t(o)].partner >= 0 && (ops[size_t(o)].kind == Op::Send || ops[size_t(o)].kind == Op::Recv))
-          finish(ops[size_t(o)].partner), ++done;
-        if (!active.empty()) reallocate();
+        // Every flow done by now (within a byte) ends.
+        std::vector<int> ended;
+        for (size_t k = 0; k < active.size();) {
+          Flow& f = flows[size_t(active[k])];
+          if (f.remaining <= 0.5) {
+            f.active = false;
+            ended.push_back(f.op);
+            for (int r : ops[size_t(f.op)].route->resources) --users[size_t(r)];
+            active[k] = active.back();
+            active.pop_back();
+          } else {
+            ++k;
+          }
+        }
+        std::sort(ended.begin(), ended.end());
+        for (int o : ended) {
+          finish(o), ++done;
+          if (ops[size_t(o)].partner >= 0 && (ops[size_t(o)].kind == Op::Send || ops[size_t(o)].kind == Op::Recv))
+            finish(ops[size_t(o)].partner), ++done;
+        }
+        reallocate();
         break;
       }
     }

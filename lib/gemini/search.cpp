@@ -38,7 +38,7 @@ using Clock = std::chrono::steady_clock;
 // Segments before the one being annealed that its objective includes.
 constexpr size_t kWindow = 1;
 // Segments after it (as the segmentation left them).
-constexpr size_t kAhead = 2;
+constexpr size_t kAhead = 1;
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -194,11 +194,18 @@ class Searcher {
     std::vector<SegmentPlan> choice(static_cast<size_t>(n) + 1);
     std::vector<double> alone(static_cast<size_t>(n) + 1, 0);  // value of choice[i] by itself
     best[0] = 0;
+    // Segment lengths tried: every length up to 16 layers, then steps of
+    // about an eighth (long segments only exist on chips with many cores,
+    // where each costs more to price).
+    std::vector<int> lengths;
+    for (int len = 1; len <= std::min(C_, n); len += len < 16 ? 1 : std::max(1, len / 8)) lengths.push_back(len);
     int64_t total_pairs = 0;
-    for (int j = 0; j < n; ++j) total_pairs += std::min(C_, j + 1);
+    for (int j = 0; j < n; ++j)
+      for (int len : lengths) total_pairs += len <= j + 1;
     int64_t done = 0;
     for (int j = 0; j < n; ++j) {
-      for (int len = 1; len <= std::min(C_, j + 1); ++len) {
+      for (int len : lengths) {
+        if (len > j + 1) break;
         const int i = j - len + 1;
         ++done;
         if (best[size_t(i)] == inf) continue;
@@ -234,6 +241,7 @@ class Searcher {
       if (opt_.progress) opt_.progress(0.2 * double(done) / double(std::max<int64_t>(1, total_pairs)));
     }
     stats_.dp_evaluations = stats_.evaluations;
+    stats_.dp_seconds = seconds_since(t0_);
     std::vector<SegmentPlan> segs;
     for (int j = n; j > 0; j = from[size_t(j)]) {
       if (from[size_t(j)] < 0) throw Error(kExitInternal, "gemini: segmentation found no plan");
@@ -463,7 +471,11 @@ class Searcher {
       const Plan segmented = res.plan;
       const size_t n = res.plan.segments.size();
       for (size_t s = 0; s < n; ++s) {
-        int64_t iterations = int64_t(opt_.effort) * (150 + 40 * int64_t(res.plan.segments[s].layers.size()));
+        // Moves per segment grow with its layers; on big chips an evaluation
+        // costs more (more workloads), so the default effort does fewer.
+        const double scale = std::clamp(24.0 / double(C_), 0.1, 1.0);
+        int64_t iterations =
+            int64_t(double(opt_.effort) * scale * double(150 + 40 * int64_t(res.plan.segments[s].layers.size())));
         double deadline = 0;
         if (opt_.time_limit > 0) {
           double left = opt_.time_limit - seconds_since(t0_);

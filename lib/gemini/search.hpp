@@ -38,6 +38,7 @@ struct SearchStats {
   int64_t accepted = 0;      // annealing moves accepted
   int64_t improved = 0;      // annealing moves that improved the best
   double seconds = 0;
+  double dp_seconds = 0;       // of which for the segmentation
   bool timed_out = false;
 };
 

@@ -123,6 +123,7 @@ int main(int argc, char** argv) {
 
         gemini::Plan plan;
         gemini::PlanCost cost;
+        std::string search_note;
         if (r.count("evaluate")) {
           std::string path = r["evaluate"].as<std::string>();
           mapping::Mapping m = mapping::read_mapping(path, validate);
@@ -149,6 +150,11 @@ int main(int argc, char** argv) {
           gemini::SearchResult res = gemini::search(model, so);
           plan = std::move(res.plan);
           cost = std::move(res.cost);
+          char buf[200];
+          std::snprintf(buf, sizeof buf, "search             %lld evaluations (%lld DP), %lld moves accepted, %.2f s (%.2f s DP)%s\n",
+                        (long long)res.stats.evaluations, (long long)res.stats.dp_evaluations, (long long)res.stats.accepted,
+                        res.stats.seconds, res.stats.dp_seconds, res.stats.timed_out ? ", stopped by --time-limit" : "");
+          search_note = buf;
         }
 
         // Our own output must pass every check irgen runs; a failure is a bug.
@@ -167,7 +173,7 @@ int main(int argc, char** argv) {
           cli::warn("the mapping does not fit the cores' L2 by the model (" + std::to_string(cost.overflow) +
                     " bytes over); irgen may refuse it");
         mapping::write_mapping(cli::output_path(r), m, validate);
-        if (r.count("report")) std::cerr << gemini::format_report(model, plan, cost);
+        if (r.count("report")) std::cerr << search_note << gemini::format_report(model, plan, cost);
         return kExitOk;
       });
 }
