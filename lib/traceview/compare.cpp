@@ -145,6 +145,7 @@ Comparison compare_traces(const trace::Trace& ours, const trace::Trace& ref, con
   idx.resize(k);
   while (!idx.empty() && diff(idx.back()) == 0) idx.pop_back();
   c.top = std::move(idx);
+  c.top_requested = top;
   return c;
 }
 
@@ -190,7 +191,7 @@ std::string format_comparison(const Comparison& c, const trace::Trace& ours, con
   // ---- Largest differences.
   out += strf("\ninstructions that differ most (|duration difference|, top %zu)\n", c.top.size());
   if (c.top.empty()) {
-    out += "  (none: every duration is equal)\n";
+    out += c.top_requested == 0 ? "  (none asked for: --top 0)\n" : "  (none: every duration is equal)\n";
   } else {
     TextTable tt({"line", "class", "core", "layer", "tile", "ours [start, end]", "reference [start, end]", "ours", "ref", "diff", "err"},
                  {true, false, true, false, true, false, false, true, true, true, true});

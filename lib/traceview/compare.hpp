@@ -49,6 +49,7 @@ struct Comparison {
   std::vector<ClassRow> classes;        // opcodes present, table order
   std::vector<LayerCompareRow> layers;  // by slyr
   std::vector<int64_t> top;             // instruction indices, largest |duration difference| first
+  size_t top_requested = 0;
   int64_t first_divergence = -1;        // earliest instruction whose start or end differs, -1 if none
 
   bool has_total_error() const { return total_ref > 0; }
