@@ -432,6 +432,13 @@ TEST_CASE("--html opens in headless Chromium without errors, shows the lanes and
           return dom.out.find("data-slyr=\"" + std::to_string(l.layer) + "\"") != std::string::npos;
         }) == std::ptrdiff_t(an.layers.size()));
 
+  // #line=N opens on instruction N and shows its details.
+  size_t conv = 0;
+  while (t.program.instructions[conv].op() != isa::Opcode::pe_conv) ++conv;
+  auto line = headless("file://" + dir + "/t.html#line=" + std::to_string(conv + 1), "--dump-dom", dir);
+  CHECK(body_attr(line.out, "data-status") == "ok");
+  CHECK(line.out.find("pe_conv   line " + std::to_string(conv + 1)) != std::string::npos);
+
   // A screenshot: decoded, it has many colours, among them the PE and LD lane colours.
   std::string png = dir + "/t.png";
   auto shot = headless("file://" + dir + "/t.html", "--screenshot=" + png, dir, 1000, 500);
