@@ -204,6 +204,13 @@ class Searcher {
       for (int len : lengths) total_pairs += len <= j + 1;
     int64_t done = 0;
     for (int j = 0; j < n; ++j) {
+      if (out_of_time()) {
+        // Out of time: the rest one layer per segment, unpriced.
+        best[size_t(j) + 1] = best[size_t(j)];
+        from[size_t(j) + 1] = j;
+        choice[size_t(j) + 1] = initial_segment(j, j, 1);
+        continue;
+      }
       for (int len : lengths) {
         if (len > j + 1) break;
         const int i = j - len + 1;

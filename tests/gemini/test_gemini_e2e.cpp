@@ -1,0 +1,53 @@
+// Mappings through the whole tool chain (irgen, asm, zebusim's engine): the
+// hand-written example and gemini's own mapping compile and run, and the
+// cost model predicts their cycles.
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+#include "asm/asm.hpp"
+#include "gemini/plan.hpp"
+#include "gemini/search.hpp"
+#include "gemini_test_util.hpp"
+#include "irgen/irgen.hpp"
+#include "sim/sim.hpp"
+
+using namespace cct;
+using namespace cct::gemini;
+
+namespace {
+
+// zebusim's total cycles for a mapping compiled by irgen and asm.
+int64_t simulated_cycles(const gemini_test::Setup& s, const mapping::Mapping& m) {
+  sir::Schedule sched = irgen::generate(s.graph, m, s.arch);
+  isa::Program prog = assembler::assemble(sched, s.graph, s.arch);
+  return sim::simulate(prog, s.arch).stats.total_cycles;
+}
+
+}  // namespace
+
+TEST_CASE("the hand-written example mapping compiles and runs; the model predicts it") {
+  auto s = gemini_test::setup(gemini_test::tiny_fir(), "chip-64tops");
+  mapping::Mapping m = mapping::read_mapping(gemini_test::tiny_mapping());
+  CHECK(gemini_test::problems(m, *s) == "");
+  int64_t measured = simulated_cycles(*s, m);
+  int64_t predicted = s->model->evaluate(from_mapping(m, s->net), false).cycles;
+  MESSAGE("example mapping: predicted " << predicted << ", zebusim " << measured);
+  CHECK(measured > 0);
+  CHECK(std::abs(double(predicted) / double(measured) - 1.0) < 0.10);
+}
+
+TEST_CASE("gemini's mapping of the example network and the baseline compile and run; the model predicts them") {
+  auto s = gemini_test::setup(gemini_test::tiny_fir(), "chip-64tops");
+  SearchOptions o;
+  SearchResult r = search(*s->model, o);
+  mapping::Mapping m = to_mapping(r.plan, s->net, s->arch);
+  int64_t measured = simulated_cycles(*s, m);
+  MESSAGE("gemini mapping: predicted " << r.cost.cycles << ", zebusim " << measured);
+  CHECK(std::abs(double(r.cost.cycles) / double(measured) - 1.0) < 0.15);
+  Plan seq = sequential_plan(*s->model, Objective::Latency);
+  int64_t baseline = simulated_cycles(*s, to_mapping(seq, s->net, s->arch));
+  int64_t predicted = s->model->evaluate(seq, false).cycles;
+  MESSAGE("sequential baseline: predicted " << predicted << ", zebusim " << baseline);
+  CHECK(std::abs(double(predicted) / double(baseline) - 1.0) < 0.15);
+}
