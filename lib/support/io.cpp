@@ -122,6 +122,22 @@ void write_output(const std::string& path, std::string_view data) {
     write_all(STDOUT_FILENO, data, "<stdout>");
     return;
   }
+  // Devices, pipes and sockets (e.g. -o /dev/null, -o /dev/stderr, a FIFO) are
+  // written in place: renaming a temporary file over them would replace them.
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) throw_io_error(path + ": is a directory");
+    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) throw_io_error(path + ": cannot open: " + std::strerror(errno));
+    try {
+      write_all(fd, data, path);
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
+    ::close(fd);
+    return;
+  }
   // Temp file beside the target so the rename stays on one filesystem.
   namespace fs = std::filesystem;
   fs::path target(path);

@@ -2,6 +2,8 @@
 
 #include <filesystem>
 
+#include <sys/stat.h>
+
 #include "support/error.hpp"
 #include "support/io.hpp"
 #include "support/npy.hpp"
@@ -67,4 +69,13 @@ TEST_CASE("npy round trip and errors") {
   CHECK_THROWS_AS(cct::parse_npy("garbage", "g.npy"), cct::Error);
   CHECK(cct::half_to_float(cct::float_to_half(1.5f)) == 1.5f);
   CHECK(cct::half_to_float(cct::float_to_half(-0.333251953125f)) == -0.333251953125f);
+}
+
+TEST_CASE("writing to a device writes in place instead of replacing it") {
+  cct::write_output("/dev/null", "discarded");
+  struct stat st{};
+  REQUIRE(::stat("/dev/null", &st) == 0);
+  CHECK(S_ISCHR(st.st_mode));
+  std::string dir = cct::testing::temp_dir("io_dir_target");
+  CHECK_THROWS_AS(cct::write_output(dir, "x"), cct::Error);
 }
