@@ -31,6 +31,16 @@ std::string_view binding_name(Binding b) {
   return "?";
 }
 
+std::string_view step_name(TimelineStep::Kind k) {
+  switch (k) {
+    case TimelineStep::Compute: return "compute";
+    case TimelineStep::Load: return "load";
+    case TimelineStep::Store: return "store";
+    case TimelineStep::Send: return "send";
+  }
+  return "?";
+}
+
 double PlanCost::value(Objective o, const arch::Architecture& a) const {
   double v = 0;
   switch (o) {
@@ -170,7 +180,7 @@ struct CostModel::Impl {
   mutable std::vector<int> users;
 
   void simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
-                std::vector<LayerCost>& lcost) const;
+                std::vector<LayerCost>& lcost, bool detail) const;
 
   Impl(const Network& n, const arch::Architecture& arch) : net(n), a(arch), tiler(arch) {
     C = a.core_count();
@@ -581,7 +591,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
     w.cycles = part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
   }
   for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
-  simulate(plan, per_core, pc, lcost_scratch);
+  simulate(plan, per_core, pc, lcost_scratch, detail);
   std::vector<LayerCost>& lcost = lcost_scratch;
   timing::Energy total;
 
@@ -625,7 +635,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
 // ---- The timeline: per-core queues in asm's order, events, shared links -------
 
 void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
-                               std::vector<LayerCost>& lcost) const {
+                               std::vector<LayerCost>& lcost, bool detail) const {
   const int64_t load_fixed = std::llround(a.dram.latency_cycles + a.timing.ld_fixed_cycles);
   const int64_t store_fixed = std::llround(a.dram.latency_cycles + a.timing.st_fixed_cycles);
   lcost.assign(net.layers.size(), LayerCost{});
@@ -887,6 +897,25 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   }
 
   // ---- figures
+  if (detail) {
+    for (const Op& x : ops) {
+      if (x.kind == Op::Recv) continue;
+      TimelineStep t;
+      t.kind = x.kind == Op::Compute ? TimelineStep::Compute
+               : x.kind == Op::Load  ? TimelineStep::Load
+               : x.kind == Op::Store ? TimelineStep::Store
+                                     : TimelineStep::Send;
+      const Wl& w = wls[size_t(x.wl)];
+      t.core = x.core;
+      t.layer = x.weight >= 0 ? wts[size_t(x.weight)].layer : w.layer;
+      t.segment = w.seg, t.group = w.group, t.part = w.part;
+      t.bytes = x.kind == Op::Compute ? 0 : x.bytes;
+      if (x.kind == Op::Send && x.partner >= 0) t.peer = ops[size_t(x.partner)].core;
+      t.start = std::llround(std::max(0.0, x.start));
+      t.end = std::llround(std::max(0.0, x.end));
+      pc.timeline.push_back(t);
+    }
+  }
   for (const Op& x : ops) {
     pc.cycles = std::max(pc.cycles, int64_t(std::ceil(std::max(x.end, 0.0) - 1e-9)));
     if (x.kind == Op::Compute) {

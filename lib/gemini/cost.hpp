@@ -71,6 +71,19 @@ struct SegmentCost {
   std::vector<LayerCost> layers;
 };
 
+// One step of the predicted timeline (with detail): a compute, a DRAM load
+// or store, or a core-to-core send (its receive ends with it).
+struct TimelineStep {
+  enum Kind : uint8_t { Compute, Load, Store, Send } kind = Compute;
+  int core = 0;
+  int layer = 0;        // the layer of the workload (weights: the layer they are for)
+  int segment = 0, group = 0, part = 0;  // of the workload the step belongs to
+  int64_t bytes = 0;
+  int peer = -1;        // sends: the receiving core
+  int64_t start = 0, end = 0;
+};
+std::string_view step_name(TimelineStep::Kind k);
+
 struct PlanCost {
   int64_t cycles = 0;
   timing::Energy energy;  // static energy over `cycles` included
@@ -78,6 +91,7 @@ struct PlanCost {
   std::string problem;    // the first capacity problem, for messages
   int cores_used = 0;
   std::vector<SegmentCost> segments;
+  std::vector<TimelineStep> timeline;  // with detail: every step, per core in program order
   bool feasible() const { return overflow == 0; }
   // The objective's value (lower is better). Infeasible plans are penalised
   // in proportion to the bytes that do not fit, so that a search can walk

@@ -1,5 +1,7 @@
 #include "gemini/report.hpp"
 
+#include "support/json.hpp"
+
 #include <cstdio>
 #include <sstream>
 
@@ -94,6 +96,26 @@ std::string format_report(const CostModel& model, const Plan& plan, const PlanCo
     }
   }
   return o.str();
+}
+
+std::string format_timeline(const CostModel& model, const PlanCost& cost) {
+  std::string out;
+  for (const TimelineStep& t : cost.timeline) {
+    Json j = Json::object();
+    j.set("step", std::string(step_name(t.kind)));
+    j.set("core", t.core);
+    j.set("layer", model.network().layers[size_t(t.layer)].name);
+    j.set("segment", t.segment);
+    j.set("group", t.group);
+    j.set("part", t.part);
+    if (t.kind != TimelineStep::Compute) j.set("bytes", t.bytes);
+    if (t.peer >= 0) j.set("to_core", t.peer);
+    j.set("start", t.start);
+    j.set("end", t.end);
+    append_json_compact(out, j);
+    out += '\n';
+  }
+  return out;
 }
 
 }  // namespace cct::gemini

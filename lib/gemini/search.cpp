@@ -37,6 +37,8 @@ using Clock = std::chrono::steady_clock;
 
 // Segments before the one being annealed that its objective includes.
 constexpr size_t kWindow = 1;
+// Workload evaluations the final whole-plan annealing may spend (effort 1).
+constexpr int64_t kPolishBudget = 1000000;
 // Segments after it (as the segmentation left them).
 constexpr size_t kAhead = 1;
 
@@ -468,6 +470,54 @@ class Searcher {
     plan.segments[s] = std::move(best);
   }
 
+  // A short, cool annealing over the whole plan, each move on a segment
+  // picked in proportion to its layers, judged by the cost of the whole
+  // plan. Its length is a budget of workload evaluations, so that it takes
+  // about as long whatever the chip and batch.
+  void polish(Plan& plan, double value) {
+    int64_t workloads = 0;
+    std::vector<int64_t> weight;
+    for (const auto& sp : plan.segments) {
+      int64_t w = 0;
+      for (const auto& lp : sp.layers) w += int64_t(lp.cores.size()) * sp.batch_groups;
+      workloads += w;
+      weight.push_back(int64_t(sp.layers.size()));
+    }
+    const int64_t iterations = std::min<int64_t>(
+        4000, int64_t(opt_.effort) * kPolishBudget / std::max<int64_t>(1, workloads));
+    if (iterations <= 0 || plan.segments.empty()) return;
+    int64_t total_weight = 0;
+    for (int64_t w : weight) total_weight += w;
+    Plan cur = plan, best = plan;
+    double cur_v = value, best_v = value;
+    const double t0 = 0.01 * value, t_end = 1e-5 * value;
+    const double alpha = std::pow(t_end / t0, 1.0 / double(iterations));
+    double temp = t0;
+    for (int64_t it = 0; it < iterations; ++it, temp *= alpha) {
+      if ((it & 15) == 0) {
+        if (out_of_time()) break;
+        if (opt_.progress && (it & 63) == 0) opt_.progress(0.9 + 0.1 * double(it) / double(iterations));
+      }
+      int64_t r = rng_.below(total_weight);
+      size_t s = 0;
+      while (r >= weight[s]) r -= weight[s++];
+      Plan cand = cur;
+      if (!mutate(cand.segments[s], temp / t0 * 0.2)) continue;
+      double v = plan_value(cand);
+      if (v < cur_v || rng_.real() < std::exp(-(v - cur_v) / temp)) {
+        cur = std::move(cand);
+        cur_v = v;
+        ++stats_.accepted;
+        if (v < best_v) {
+          best = cur;
+          best_v = v;
+          ++stats_.improved;
+        }
+      }
+    }
+    plan = std::move(best);
+  }
+
   SearchResult run() {
     t0_ = Clock::now();
     SearchResult res;
@@ -488,16 +538,17 @@ class Searcher {
           double left = opt_.time_limit - seconds_since(t0_);
           deadline = seconds_since(t0_) + std::max(0.0, left) / double(n - s);
         }
-        anneal(res.plan, s, iterations, deadline, 0.2 + 0.8 * double(s) / double(n), 0.8 / double(n));
+        anneal(res.plan, s, iterations, deadline, 0.2 + 0.7 * double(s) / double(n), 0.7 / double(n));
       }
-      // The annealing judges each segment next to its neighbours only; keep
-      // whichever whole plan is best: annealed, as segmented, or the
-      // sequential baseline (a plan the search space contains).
+      // The annealing judged each segment next to its neighbours only; start
+      // the last phase from whichever whole plan is best: annealed, as
+      // segmented, or the sequential baseline (a plan the search space holds).
       double best_v = plan_value(res.plan);
       for (const Plan& other : {segmented, sequential_plan(model_, opt_.objective)}) {
         double v = plan_value(other);
         if (v < best_v) best_v = v, res.plan = other;
       }
+      polish(res.plan, best_v);
     }
     res.cost = model_.evaluate(res.plan, true);
     if (opt_.progress) opt_.progress(1.0);
@@ -560,6 +611,12 @@ Plan sequential_plan(const CostModel& model, Objective objective) {
     plan.segments.push_back(std::move(sp));
   }
   return plan;
+}
+
+SegmentPlan initial_segment(const CostModel& model, int first, int last, int64_t batch_groups) {
+  SearchOptions o;
+  Searcher s(model, o);
+  return s.initial_segment(first, last, batch_groups);
 }
 
 Plan single_core_plan(const Network& net) {

@@ -55,6 +55,11 @@ SearchResult search(const CostModel& model, const SearchOptions& options);
 // the layer allows), one layer per segment, the whole batch at once.
 Plan sequential_plan(const CostModel& model, Objective objective);
 
+// The segmentation's first allocation of layers first..last as one segment
+// with `batch_groups` groups: cores in proportion to each layer's work, the
+// best partition of each count, layers along a snake through the dies.
+SegmentPlan initial_segment(const CostModel& model, int first, int last, int64_t batch_groups);
+
 // Every layer on core 0, one layer per segment, in order (single-core chips).
 Plan single_core_plan(const Network& net);
 

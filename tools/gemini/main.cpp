@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
       "found when the time is up (then the result depends on the machine's speed).\n"
       "--baseline sequential maps every layer in turn onto all cores, one layer per segment.\n"
       "--evaluate MAPPING predicts the cost of a given mapping instead of searching.\n"
+      "--timeline FILE writes the model's timeline: one JSON line per step (compute, DRAM load or\n"
+      "store, send to another core) with core, layer, segment, batch group, part, bytes, start, end.\n"
       "--report prints per segment and layer the cores, partition, predicted cycles, energy\n"
       "by component and the binding resource on stderr. On a single-core architecture the\n"
       "mapping is every layer on core 0, one per segment."};
@@ -94,6 +96,8 @@ int main(int argc, char** argv) {
         o.add_options()("evaluate", "predict the cost of MAPPING instead of searching (with --report)",
                         cxxopts::value<std::string>(), "MAPPING");
         o.add_options()("report", "print the plan and its predicted cost per segment and layer on stderr");
+        o.add_options()("timeline", "write the predicted timeline (one JSON line per compute, load, store and send) to FILE",
+                        cxxopts::value<std::string>(), "FILE");
         o.add_options()("no-progress", "never draw the progress bar (drawn only when stderr is a terminal)");
       },
       [](const cxxopts::ParseResult& r) {
@@ -134,6 +138,7 @@ int main(int argc, char** argv) {
           plan = gemini::from_mapping(m, net);
           cost = model.evaluate(plan, true);
           std::cerr << gemini::format_report(model, plan, cost);
+          if (r.count("timeline")) write_output(r["timeline"].as<std::string>(), gemini::format_timeline(model, cost));
           return kExitOk;
         }
         if (r.count("baseline")) {
@@ -173,6 +178,7 @@ int main(int argc, char** argv) {
           cli::warn("the mapping does not fit the cores' L2 by the model (" + std::to_string(cost.overflow) +
                     " bytes over); irgen may refuse it");
         mapping::write_mapping(cli::output_path(r), m, validate);
+        if (r.count("timeline")) write_output(r["timeline"].as<std::string>(), gemini::format_timeline(model, cost));
         if (r.count("report")) std::cerr << search_note << gemini::format_report(model, plan, cost);
         return kExitOk;
       });
