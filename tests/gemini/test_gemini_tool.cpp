@@ -108,8 +108,12 @@ TEST_CASE("--report: per segment and layer the cores, partition, cycles, energy 
 
 TEST_CASE("invalid mappings are rejected with the JSON pointer and the reason") {
   std::string dir = cct::testing::temp_dir("gemini_invalid");
+  // gemini --evaluate and irgen run the same checks and refuse the same way.
   auto check = [&](const std::string& path, const std::string& what) {
     auto r = cct::testing::run_tool("gemini", tiny() + " --arch chip-64tops --evaluate " + path);
+    CHECK(r.exit_code == kExitInvalidInput);
+    CHECK_MESSAGE(r.err.find(what) != std::string::npos, r.err);
+    r = cct::testing::run_tool("irgen", tiny() + " " + path + " --arch chip-64tops -o /dev/null");
     CHECK(r.exit_code == kExitInvalidInput);
     CHECK_MESSAGE(r.err.find(what) != std::string::npos, r.err);
   };
