@@ -16,6 +16,7 @@
 
 #include "asm/asm.hpp"
 #include "asm/builder.hpp"
+#include "asm/dram_layout.hpp"
 #include "support/error.hpp"
 
 namespace cct::assembler {
@@ -1079,54 +1080,18 @@ std::vector<Built> CoreAssembler::run() {
 
 // ------------------------------------------------------------------ whole program
 
-int64_t element_bytes_of(const fir::Layer& l, bool input) {
-  const auto& d = input ? l.input_dtype : l.output_dtype;
-  return (!d.empty() && d[0] == "float16") ? 2 : 1;
-}
-
 void layout_dram(Shared& sh) {
-  const auto& out = sh.s.dram.out;
-  std::vector<const sir::DramLoad*> weights;
-  for (size_t i = 0; i < out.size(); ++i) {
-    const auto& d = out[i];
-    if (d.type != sir::DramLoadType::Weight) continue;
-    if (d.destination.empty() || !d.destination[0].layer_name)
-      fail(sh.o, "/-1/out/" + std::to_string(i) + "/destination", "a weight transfer without a destination layer");
-    layer_of(sh, *d.destination[0].layer_name, "/-1/out/" + std::to_string(i) + "/destination/0/layer_name");
-    weights.push_back(&d);
-  }
-  // Weights are packed in Frontend IR layer order.
-  std::stable_sort(weights.begin(), weights.end(), [&](const sir::DramLoad* a, const sir::DramLoad* b) {
-    return sh.g.find(*a->destination[0].layer_name)->layer_index < sh.g.find(*b->destination[0].layer_name)->layer_index;
-  });
-  int64_t cur = 0;
-  for (const auto* d : weights) {
-    sh.weight_dram.emplace(*d->destination[0].layer_name, std::make_pair(cur, d->size));
-    cur += d->size;
-  }
-  // Activations: unpadded NHWC, the network inputs first, then every stored tensor.
-  cur = 0;
-  for (size_t i = 0; i < out.size(); ++i) {
-    const auto& d = out[i];
-    if (d.type != sir::DramLoadType::Fmap || !d.related_ifmap.empty()) continue;
-    auto dims = dims_of(d.lower, d.upper);
-    int64_t byt = 1;
-    if (!d.destination.empty() && d.destination[0].layer_name)
-      byt = element_bytes_of(layer_of(sh, *d.destination[0].layer_name, "/-1/out/" + std::to_string(i)), true);
-    sh.act_dram[d.transfer_id] = {cur, dims, byt, {d.lower[0], d.lower[1], d.lower[2], d.lower[3]}};
-    cur += dims[0] * dims[1] * dims[2] * dims[3] * byt;
-  }
-  for (size_t i = 0; i < sh.s.dram.in.size(); ++i) {
-    const auto& x = sh.s.dram.in[i];
-    auto dims = dims_of(x.lower, x.upper);
-    const Workload* w = sh.s.find_workload(x.workload_id);
-    if (!w) fail(sh.o, "/-1/in/" + std::to_string(i) + "/workload_id", "no such workload");
-    int64_t byt = element_bytes_of(layer_of(sh, w->layer_name, "/-1/in/" + std::to_string(i)), false);
-    Shared::DramAct a{cur, dims, byt, {x.lower[0], x.lower[1], x.lower[2], x.lower[3]}};
-    sh.store_dram[x.transfer_id] = a;
-    if (x.related_ofmap)
-      for (int64_t r : *x.related_ofmap) sh.act_dram[r] = a;
-    cur += dims[0] * dims[1] * dims[2] * dims[3] * byt;
+  DramLayout lay = assembler::layout_dram(sh.s, sh.g, sh.o);
+  // The first transfer of a layer names its weights.
+  for (const auto& w : lay.weights) sh.weight_dram.emplace(w.layer, std::make_pair(w.address, w.size));
+  auto act = [](const DramRegion& r) {
+    auto d = r.dims();
+    return Shared::DramAct{r.address, d, r.element_bytes, {r.lower[0], r.lower[1], r.lower[2], r.lower[3]}};
+  };
+  for (const auto& r : lay.inputs) sh.act_dram[r.transfer_id] = act(r);
+  for (const auto& r : lay.stores) {
+    sh.store_dram[r.transfer_id] = act(r);
+    for (int64_t t : r.reloads) sh.act_dram[t] = act(r);
   }
 }
 

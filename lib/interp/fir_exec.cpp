@@ -284,7 +284,7 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load) : g_(g) {
             bad(l, "'b' and 'k_scale' must hold one value per output channel");
           p.bias.assign(bi.begin(), bi.end());
           p.ch_scale.resize(static_cast<size_t>(p.K));
-          for (int64_t c = 0; c < p.K; ++c) p.ch_scale[c] = int8::param(qi->inputs[0].scale * sc[c]);
+          for (int64_t c = 0; c < p.K; ++c) p.ch_scale[c] = int8::pe_channel_scale(qi->inputs[0].scale, sc[c]);
           const int8_t* kq = reinterpret_cast<const int8_t*>(k.bytes.data());
           p.wf.resize(k.count());
           if (l.op == Op::Conv2d) {
@@ -376,7 +376,7 @@ struct Ctx {
 std::vector<float> pre(const QTensor& t, float s, float z) {
   std::vector<float> v(static_cast<size_t>(t.numel()));
   if (t.is_int8()) for (size_t k = 0; k < v.size(); ++k) v[k] = int8::pre_cal(t.q[k], s, z);
-  else for (size_t k = 0; k < v.size(); ++k) v[k] = t.f[k] * s + z;
+  else for (size_t k = 0; k < v.size(); ++k) v[k] = int8::pre_cal_float(t.f[k], s, z);
   return v;
 }
 
@@ -551,7 +551,7 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
                     if (iw < 0 || iw >= W) continue;
                     float t = v[static_cast<size_t>((nc * H + ih) * W + iw)];
                     if (is_max) acc = std::max(acc, t);
-                    else acc = acc + t * ks;  // fp32_mul_group, then acc_tree_group
+                    else acc = int8::avg_pool_step(acc, t, ks);
                   }
                 }
                 emit((nc * Ho + oh) * Wo + ow, acc);

@@ -82,6 +82,12 @@ inline float pre_cal(int32_t q, float requan_scale, float requan_zp) {
   return x + requan_zp;
 }
 
+// pre_cal of a floating-point value (float16 inputs held in fp32).
+inline float pre_cal_float(float x, float requan_scale, float requan_zp) {
+  float y = x * requan_scale;
+  return y + requan_zp;
+}
+
 // post_cal to int8 (carry_sel given).
 inline int8_t post_cal(float x, float mul_k, float sum_b, Carry c) {
   float y = x * mul_k;
@@ -103,6 +109,18 @@ inline float post_cal_float(float x, float mul_k, float sum_b, bool half = true)
 inline float pe_to_real(int32_t acc, float channel_scale, float bias) {
   float x = static_cast<float>(acc) * channel_scale;
   return x + bias;
+}
+
+// The channel scale pe_to_real multiplies by: input_scale * weight_scale[c]
+// formed in double (the FIR's precision), then held as fp32.
+inline float pe_channel_scale(double input_scale, double weight_scale) { return param(input_scale * weight_scale); }
+
+// One step of average pooling (fp32_mul_group, then acc_tree_group): the
+// window element times the scalar, added to the running sum. Windows are
+// summed row by row, left to right.
+inline float avg_pool_step(float acc, float x, float k) {
+  float t = x * k;
+  return acc + t;
 }
 
 // The int32 range the PE array accumulates in; products of an int8 weight

@@ -1,23 +1,106 @@
-// zebusim: executes an ISA program on an architecture and writes its trace.
+// zebusim: executes an ISA program on an architecture and writes its trace;
+// with --functional it also carries the program out on real data.
+#include <chrono>
+#include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include "arch/arch.hpp"
+#include "fir/fir.hpp"
+#include "func/functional.hpp"
 #include "isa/program_io.hpp"
 #include "sim/sim.hpp"
+#include "sir/sir.hpp"
 #include "support/cli.hpp"
+#include "support/error.hpp"
 #include "support/io.hpp"
 #include "support/json.hpp"
+#include "support/npy.hpp"
 #include "support/schema.hpp"
 #include "trace/trace.hpp"
+
+namespace {
+
+using namespace cct;
+
+std::vector<std::string> strings(const cxxopts::ParseResult& r, const std::string& name) {
+  return r.count(name) ? r[name].as<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+// --functional: reads the Frontend IR, its .npy files, the Scheduler IR and
+// the inputs, runs the program on them and writes outputs and dumps.
+void run_functional(const cxxopts::ParseResult& r, const isa::Program& program, const std::vector<trace::Timing>& timing,
+                    const arch::Architecture& arch, const std::string& program_path, bool validate) {
+  std::string fir_path = cli::required(r, "fir", "--fir FRONTEND_IR (needed by --functional)");
+  std::string sir_path = cli::required(r, "sir", "--sir SCHEDULER_IR (needed by --functional)");
+  std::vector<std::string> input_paths = strings(r, "input");
+  if (input_paths.empty()) throw_usage_error("missing --input INPUT.npy (needed by --functional)");
+  std::vector<std::string> dumps = strings(r, "dump-layer");
+  std::string outputs = r.count("outputs") ? r["outputs"].as<std::string>() : "";
+  if (!dumps.empty() && outputs.empty()) throw_usage_error("--dump-layer writes into --outputs DIR; give it");
+
+  fir::ReadOptions fo;
+  fo.validate_schema = validate;
+  fir::Graph graph = fir::read_fir(fir_path, fo);
+  sir::ReadOptions so;
+  so.validate_schema = validate;
+  sir::Schedule sched = sir::read_sir(sir_path, so);
+  std::string data_dir = r.count("fir-data") ? r["fir-data"].as<std::string>()
+                                             : std::filesystem::path(fir_path == "-" ? "." : fir_path).parent_path().string();
+  if (data_dir.empty()) data_dir = ".";
+  std::vector<NpyArray> inputs;
+  std::vector<std::string> names;
+  for (const auto& p : input_paths) {
+    inputs.push_back(read_npy(p));
+    names.push_back(display_name(p));
+  }
+  func::check_inputs(graph, inputs, names);
+
+  func::Options opt;
+  opt.program_file = display_name(program_path);
+  opt.sir_file = display_name(sir_path);
+  opt.fir_file = display_name(fir_path);
+  opt.golden_dir = r.count("golden") ? r["golden"].as<std::string>() : "";
+  opt.dump_layers = dumps;
+  opt.check_races = r.count("no-race-check") == 0;
+  auto t0 = std::chrono::steady_clock::now();
+  func::Result res = func::run(program, timing, arch, graph, sched, func::directory_npy_loader(data_dir), inputs, opt);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  if (!outputs.empty()) {
+    std::filesystem::create_directories(outputs);
+    for (const auto& t : res.outputs) write_npy((std::filesystem::path(outputs) / (t.name + ".npy")).string(), t.tensor.to_npy());
+    for (const auto& t : res.dumps) write_npy((std::filesystem::path(outputs) / (t.name + ".npy")).string(), t.tensor.to_npy());
+  }
+  if (r.count("stats") || !opt.golden_dir.empty()) {
+    std::ostringstream s;
+    s << "zebusim: functional: " << program.size() << " instructions, " << res.macs << " MACs in " << seconds << " s ("
+      << (seconds > 0 ? double(res.macs) / seconds : 0.0) << " MAC/s)";
+    if (!opt.golden_dir.empty())
+      s << "; golden: " << res.layers_checked << " layers match (" << res.elements_checked << " elements compared)";
+    std::cerr << s.str() << "\n";
+  }
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace cct;
   cli::ToolInfo info{"zebusim", "emulate the chiplet accelerator: time every instruction of an ISA program",
-                     "PROGRAM --arch NAME|FILE",
+                     "PROGRAM --arch NAME|FILE [--functional --fir FIR --sir SIR --input INPUT.npy]",
                      "PROGRAM is an ISA program (legacy or JSON Lines, '-' = stdin, .zst accepted).\n"
                      "The trace has one line per instruction in program order with its start and end\n"
                      "cycle; JSON Lines traces also carry issue, energy, bytes and ops (--legacy writes\n"
-                     "the ZeBu syntax with times only). Models: formats/Architecture_Format.md (timing)."};
+                     "the ZeBu syntax with times only). Models: formats/Architecture_Format.md (timing).\n"
+                     "--functional also executes the program on data: the DRAM image is built from the\n"
+                     "Frontend IR's weight .npy files (--fir-data, default: the FIR's directory) where the\n"
+                     "assembler placed them for the Scheduler IR (--sir), plus the network inputs\n"
+                     "(--input, once per graph input); every instruction reads its operands when it starts\n"
+                     "and writes when it ends, in the timed order (the trace is the same). --outputs DIR\n"
+                     "receives output1.npy, ... and the --dump-layer tensors (<layer>.npy). --golden DIR\n"
+                     "compares each compute instruction's operands and results with onnx2fir's golden\n"
+                     "activations and stops at the first difference (exit 1). Semantics and layouts:\n"
+                     "formats/ISA_Format.md, section 9."};
   return cli::run_tool(
       argc, argv, info, {"program"},
       [](cxxopts::Options& o) {
@@ -28,12 +111,29 @@ int main(int argc, char** argv) {
         o.add_options()("legacy", "write the trace in the legacy (ZeBu) syntax");
         o.add_options()("stats", "print a summary (cycles, busy queues, layers, MAC use, bytes, energy) on stderr");
         o.add_options()("stats-json", "write the summary as JSON to FILE", cxxopts::value<std::string>(), "FILE");
+        o.add_options("functional")("functional", "also execute the program on data (bit-accurate INT8)")(
+            "fir", "the Frontend IR the program was compiled from", cxxopts::value<std::string>(), "FILE")(
+            "sir", "the Scheduler IR the program was assembled from", cxxopts::value<std::string>(), "FILE")(
+            "fir-data", "directory of the Frontend IR's .npy files (default: the FIR's directory)",
+            cxxopts::value<std::string>(), "DIR")(
+            "input", "a network input (.npy, [N, C, H, W]); once per graph input, in order",
+            cxxopts::value<std::vector<std::string>>(), "FILE")(
+            "golden", "compare with the golden activations in DIR; stop at the first difference",
+            cxxopts::value<std::string>(), "DIR")(
+            "dump-layer", "write this layer's output tensor to --outputs DIR (repeatable)",
+            cxxopts::value<std::vector<std::string>>(), "NAME")(
+            "outputs", "write the network outputs (output1.npy, ...) to DIR", cxxopts::value<std::string>(), "DIR")(
+            "no-race-check", "do not stop at two unordered instructions touching the same bytes");
       },
       [](const cxxopts::ParseResult& r) {
         std::string program_path = cli::required(r, "program", "PROGRAM");
         std::string arch_name = cli::required(r, "arch", "--arch NAME|FILE");
         bool validate = cli::validate_enabled(r);
         bool legacy = r.count("legacy") > 0;
+        bool functional = r.count("functional") > 0;
+        if (!functional)
+          for (const char* k : {"fir", "sir", "fir-data", "input", "golden", "dump-layer", "outputs", "no-race-check"})
+            if (r.count(k)) throw_usage_error(std::string("--") + k + " needs --functional");
         arch::Architecture arch = arch::load_architecture(arch_name, validate);
         trace::Trace t;
         t.program = isa::read_program(program_path, validate);
@@ -42,6 +142,7 @@ int main(int argc, char** argv) {
         opt.extras = !legacy;
         sim::Result res = sim::simulate(t.program, arch, opt);
         t.timing = std::move(res.timing);
+        if (functional) run_functional(r, t.program, t.timing, arch, program_path, validate);
         if (r.count("stats-json")) {
           std::string text = format_json(sim::stats_to_json(res.stats, arch)) + "\n";
           std::string path = r["stats-json"].as<std::string>();

@@ -1,0 +1,583 @@
+#include "func/functional.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <queue>
+#include <sstream>
+
+#include "asm/dram_layout.hpp"
+#include "func/machine.hpp"
+#include "interp/int8_ops.hpp"
+#include "support/error.hpp"
+
+namespace cct::func {
+
+using isa::Instruction;
+using isa::Opcode;
+using isa::Param;
+
+namespace {
+
+std::string coord_text(int64_t n, int64_t c, int64_t h, int64_t w) {
+  return "[" + std::to_string(n) + ", " + std::to_string(c) + ", " + std::to_string(h) + ", " + std::to_string(w) + "]";
+}
+
+bool is_compute(Opcode op) { return op == Opcode::pe_conv || op == Opcode::vp_self || op == Opcode::vp_pool; }
+
+// A tensor with its values as the chip stores them: int8 codes or float16 bits.
+struct Golden {
+  fir::Shape shape;  // NCHW
+  int elem = 1;
+  std::vector<uint8_t> bytes;  // NCHW, elem bytes each
+  int64_t index(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    return ((n * shape[1] + c) * shape[2] + h) * shape[3] + w;
+  }
+  std::string value_text(const uint8_t* p) const {
+    if (elem == 1) return std::to_string(int(int8_t(*p)));
+    uint16_t hb;
+    std::memcpy(&hb, p, 2);
+    std::ostringstream s;
+    s << half_to_float(hb);
+    return s.str();
+  }
+};
+
+fir::Shape as4(fir::Shape s) {
+  // Lower-rank tensors ([N, C]) are held as [N, C, 1, 1].
+  while (s.size() < 4) s.push_back(1);
+  return s;
+}
+
+Golden golden_of(const NpyArray& a, const std::string& where) {
+  Golden g;
+  if (a.shape.size() > 4) throw_input_error(where + ": expected at most 4 dimensions");
+  g.shape = as4(a.shape);
+  if (a.type == NpyType::I8) {
+    g.elem = 1;
+    g.bytes = a.bytes;
+  } else if (a.type == NpyType::F16 || a.type == NpyType::F32 || a.type == NpyType::F64) {
+    g.elem = 2;
+    auto f = a.to_float();
+    g.bytes.resize(f.size() * 2);
+    for (size_t k = 0; k < f.size(); ++k) {
+      uint16_t h = float_to_half(int8::to_float16(f[k]));
+      std::memcpy(g.bytes.data() + 2 * k, &h, 2);
+    }
+  } else {
+    throw_input_error(where + ": expected an int8 or floating-point array");
+  }
+  return g;
+}
+
+// Where an instruction's operand or result lies: the tensor box in L2 and the
+// address of the tile's corner `lo` (coordinates of the whole tensor).
+struct Placement {
+  int32_t core = 0;
+  int64_t origin = 0;  // address of element lo (may lie in the padding: negative)
+  sir::Coord lo{}, hi{};  // inclusive, the elements to compare
+  int64_t sample = 0, row = 0, pixel = 0, elem = 1;
+  int64_t address(int64_t n, int64_t c, int64_t h, int64_t w) const {
+    return origin + (n - lo[0]) * sample + (h - lo[2]) * row + (w - lo[3]) * pixel + (c - lo[1]) * elem;
+  }
+};
+
+// What the divergence finder knows about one compute instruction.
+struct Check {
+  const fir::Layer* layer = nullptr;
+  Placement out;
+  std::vector<std::pair<std::string, Placement>> operands;  // producer (layer or graph input) and where it is read
+};
+
+class Runner {
+ public:
+  Runner(const isa::Program& p, const std::vector<trace::Timing>& t, const arch::Architecture& a, const fir::Graph& g,
+         const sir::Schedule& s, const Options& o)
+      : p_(p), t_(t), a_(a), g_(g), s_(s), o_(o) {
+    for (const auto& l : g.layers()) by_index_[l.layer_index] = &l;
+  }
+
+  Result run(const NpyLoader& weights, const std::vector<NpyArray>& inputs);
+
+ private:
+  [[noreturn]] void diverge(const std::string& what) const { throw Error(kExitCheckFailed, what); }
+  std::string line(size_t i) const { return o_.program_file + ":" + std::to_string(i + 1); }
+  std::string describe(size_t i) const;
+  std::vector<size_t> dependency_order() const;
+  void check_race(size_t i, const std::vector<size_t>& active) const;
+  void build_checks();
+  const Golden& golden(const std::string& producer);
+  void check_operands(size_t i);
+  void check_output(size_t i);
+  void note_writes(size_t i);
+  std::string writer_story(size_t reader, const Block& byte) const;
+  void capture(size_t i);
+  std::vector<NamedTensor> gather_outputs(const assembler::DramLayout& layout) const;
+
+  const isa::Program& p_;
+  const std::vector<trace::Timing>& t_;
+  const arch::Architecture& a_;
+  const fir::Graph& g_;
+  const sir::Schedule& s_;
+  const Options& o_;
+  std::map<int64_t, const fir::Layer*> by_index_;
+  std::unique_ptr<Machine> m_;
+  bool golden_on_ = false;
+  std::vector<Check> checks_;         // per instruction (compute instructions only)
+  std::map<std::string, Golden> goldens_;
+  std::vector<Golden> graph_inputs_;  // input1, ... as the chip holds them
+  std::map<std::string, int64_t> remaining_;  // layer -> compute instructions not yet finished
+  // Last writer of each 4-byte granule of every L2 and of the DRAM activations (-1: none).
+  static constexpr int64_t kGranule = 4;
+  std::vector<std::vector<int32_t>> l2_writer_;
+  std::vector<int32_t> dram_writer_;
+  std::map<std::string, std::pair<Golden, std::vector<bool>>> dumps_;
+  Result r_;
+};
+
+std::string Runner::describe(size_t i) const {
+  const Instruction& in = p_.instructions[i];
+  std::string s = line(i) + " (" + std::string(in.mnemonic());
+  auto it = by_index_.find(in.mapping.slyr);
+  if (it != by_index_.end()) s += ", layer '" + it->second->name + "'";
+  s += ", core " + std::to_string(in.mapping.core) + ", cycles " + std::to_string(t_[i].start) + "-" +
+       std::to_string(t_[i].end) + ")";
+  return s;
+}
+
+// A topological order of the instructions under queue order and tokens, used
+// to order instructions that start at the same cycle.
+std::vector<size_t> Runner::dependency_order() const {
+  const size_t n = p_.size();
+  std::vector<std::vector<size_t>> succ(n);
+  std::vector<int> indeg(n, 0);
+  auto edge = [&](size_t a, size_t b) {
+    succ[a].push_back(b);
+    ++indeg[b];
+  };
+  std::map<std::pair<int32_t, int>, size_t> last_in_queue;
+  // Per core and ordered queue pair: pushers and poppers in program order.
+  std::map<std::tuple<int32_t, int, int>, std::pair<std::vector<size_t>, std::vector<size_t>>> tokens;
+  for (size_t i = 0; i < n; ++i) {
+    const Instruction& in = p_.instructions[i];
+    const int32_t core = in.mapping.core;
+    const int q = int(in.queue());
+    auto key = std::make_pair(core, q);
+    if (auto it = last_in_queue.find(key); it != last_in_queue.end()) edge(it->second, i);
+    last_in_queue[key] = i;
+    for (isa::Queue y : in.next) tokens[{core, q, int(y)}].first.push_back(i);
+    for (isa::Queue x : in.prev) tokens[{core, int(x), q}].second.push_back(i);
+  }
+  for (const auto& [k, v] : tokens)
+    for (size_t j = 0; j < v.first.size() && j < v.second.size(); ++j) edge(v.first[j], v.second[j]);
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (indeg[i] == 0) ready.push(i);
+  std::vector<size_t> rank(n, n);
+  size_t next = 0;
+  while (!ready.empty()) {
+    size_t i = ready.top();
+    ready.pop();
+    rank[i] = next++;
+    for (size_t j : succ[i])
+      if (--indeg[j] == 0) ready.push(j);
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (rank[i] == n) rank[i] = next++;  // unreachable in a program the timing model ran
+  return rank;
+}
+
+void Runner::check_race(size_t i, const std::vector<size_t>& active) const {
+  const Step& a = m_->step(i);
+  for (size_t j : active) {
+    const Step& b = m_->step(j);
+    auto clash = [&](const std::vector<Block>& x, const std::vector<Block>& y, const char* xv, const char* yv) {
+      for (const Block& u : x)
+        for (const Block& v : y)
+          if (blocks_overlap(u, v)) {
+            std::string where = std::string(space_name(u.space)) +
+                                (u.space == Space::L2 || u.space == Space::Wl0 ? " of core " + std::to_string(u.core) : "");
+            throw Error(kExitInvalidInput,
+                        line(i) + ": race: " + describe(i) + " " + xv + " " + where + " bytes [" +
+                            std::to_string(std::max(u.lo(), v.lo())) + ", " + std::to_string(std::min(u.hi(), v.hi())) +
+                            ") while " + describe(j) + " " + yv + " them; no token orders the two");
+          }
+    };
+    clash(a.reads, b.writes, "reads", "writes");
+    clash(a.writes, b.reads, "writes", "reads");
+    clash(a.writes, b.writes, "writes", "also writes");
+  }
+}
+
+const Golden& Runner::golden(const std::string& producer) {
+  if (fir::is_graph_input_name(producer)) {
+    size_t k = size_t(std::stoi(producer.substr(5)) - 1);
+    if (k >= graph_inputs_.size()) throw_input_error("no tensor given for graph input " + producer);
+    return graph_inputs_[k];
+  }
+  auto it = goldens_.find(producer);
+  if (it != goldens_.end()) return it->second;
+  const fir::Layer* l = g_.find(producer);
+  if (!l) throw_input_error("golden: '" + producer + "' is neither a layer nor a graph input");
+  const std::string* f = l->file("output_activation1");
+  if (!f) throw_input_error("golden: layer '" + producer + "' has no output_activation1 in its file_list");
+  std::string path = (std::filesystem::path(o_.golden_dir) / *f).string();
+  if (!std::filesystem::exists(path)) throw Error(kExitIo, path + ": no such file (golden output of layer '" + producer + "')");
+  Golden gd = golden_of(read_npy(path), path);
+  if (!l->output_shape.empty() && as4(l->output_shape[0]) != gd.shape)
+    throw_input_error(path + ": its shape differs from layer '" + producer + "' output_shape");
+  return goldens_.emplace(producer, std::move(gd)).first->second;
+}
+
+// Maps every compute instruction to its workload tile in the Scheduler IR.
+void Runner::build_checks() {
+  checks_.assign(p_.size(), Check{});
+  std::map<std::tuple<int32_t, int64_t, int64_t>, int64_t> vp_seen;  // (core, workload, tile) -> VP instructions so far
+  for (size_t i = 0; i < p_.size(); ++i) {
+    const Instruction& in = p_.instructions[i];
+    if (!is_compute(in.op())) continue;
+    const sir::Workload* w = s_.find_workload(in.mapping.wkl);
+    if (!w) throw_input_error(line(i) + ": workload " + std::to_string(in.mapping.wkl) + " is not in the Scheduler IR " + o_.sir_file);
+    if (in.mapping.tile < 0 || size_t(in.mapping.tile) >= w->tile_info.size())
+      throw_input_error(line(i) + ": workload " + std::to_string(w->workload_id) + " has no tile " + std::to_string(in.mapping.tile));
+    const sir::Tile& t = w->tile_info[size_t(in.mapping.tile)];
+    const fir::Layer* L = g_.find(w->layer_name);
+    if (!L) throw_input_error(o_.sir_file + ": layer '" + w->layer_name + "' is not in the Frontend IR " + o_.fir_file);
+    Check& c = checks_[i];
+    c.layer = L;
+    ++remaining_[L->name];
+    const Step& st = m_->step(i);
+    // The instruction's own view of its tile, from its configuration.
+    sir::Coord olo = t.ofmap_lower, ohi = t.ofmap_upper, ilo = t.ifmap_lower, ihi = t.ifmap_upper;
+    sir::Coord ilo2 = t.ifmap_lower2.value_or(ilo), ihi2 = t.ifmap_upper2.value_or(ihi);
+    if (in.op() != Opcode::pe_conv) {
+      // A VP instruction processes one sample: the k-th of a tile, sample lower + k.
+      int64_t k = vp_seen[{in.mapping.core, w->workload_id, in.mapping.tile}]++;
+      olo[0] = ohi[0] = t.ofmap_lower[0] + k;
+      ilo[0] = ihi[0] = t.ifmap_lower[0] + k;
+      ilo2[0] = ihi2[0] = ilo2[0] + k;
+    }
+    const Block& wb = st.writes[0];
+    c.out.core = wb.core;
+    c.out.origin = wb.base;
+    c.out.lo = olo, c.out.hi = ohi;
+    c.out.sample = wb.sn, c.out.row = wb.sh, c.out.pixel = wb.sw;
+    const int64_t oc = ohi[1] - olo[1] + 1;
+    c.out.elem = wb.bytes / std::max<int64_t>(1, oc);
+    // The instruction's tile must be the Scheduler IR's.
+    int64_t dims[4] = {ohi[0] - olo[0] + 1, oc, ohi[2] - olo[2] + 1, ohi[3] - olo[3] + 1};
+    int64_t mine[4] = {wb.n, wb.bytes, wb.h, wb.w};
+    bool same = mine[0] == dims[0] && mine[2] == dims[2] && mine[3] == dims[3] && wb.bytes == oc * c.out.elem &&
+                (c.out.elem == 1 || c.out.elem == 2);
+    if (!same)
+      diverge(line(i) + ": " + describe(i) + " computes a tile of " + std::to_string(wb.n) + " x " + std::to_string(wb.h) +
+              " x " + std::to_string(wb.w) + " pixels of " + std::to_string(wb.bytes) + " bytes, but its Scheduler IR tile " +
+              coord_text(olo[0], olo[1], olo[2], olo[3]) + "-" + coord_text(ohi[0], ohi[1], ohi[2], ohi[3]) + " of layer '" +
+              L->name + "' differs");
+    // Operands: the first input of a PE layer (the weights are checked through its output), both of an add.
+    const isa::Instruction& cfgfm = p_.instructions[size_t(st.cfg[0])];
+    Box ib;
+    int64_t pad_top = 0, pad_left = 0;
+    if (in.op() == Opcode::pe_conv) {
+      ib = make_box(a_, cfgfm.list(Param::STile), 1);
+      pad_top = t.tile_padding_tblr[0], pad_left = t.tile_padding_tblr[2];
+    } else {
+      ib = make_box(a_, cfgfm.list(Param::STile), element_bytes(cfgfm.get_enum<isa::DataFmt>(Param::IDF)));
+      if (in.op() == Opcode::vp_pool) pad_top = t.tile_padding_tblr[0], pad_left = t.tile_padding_tblr[2];
+    }
+    size_t n_ops = in.op() == Opcode::vp_self && in.get(Param::LUT) == 18 ? 2 : 1;
+    for (size_t k = 0; k < n_ops && k < L->previous_layer.size(); ++k) {
+      Placement pl;
+      pl.core = st.core;
+      pl.lo = k == 0 ? ilo : ilo2;
+      pl.hi = k == 0 ? ihi : ihi2;
+      // The address parameter is the window origin, pad rows above and pad columns left of the tile's corner.
+      int64_t base = in.get(k == 0 ? Param::STaddr : Param::STaddr1);
+      pl.sample = ib.sample(), pl.row = ib.row(), pl.pixel = ib.pixel, pl.elem = ib.elem;
+      pl.origin = base + pad_top * pl.row + pad_left * pl.pixel;
+      c.operands.push_back({L->previous_layer[k], pl});
+    }
+  }
+}
+
+std::string Runner::writer_story(size_t reader, const Block& byte) const {
+  std::string s;
+  int32_t w = -1;
+  if (byte.space == Space::L2) {
+    const auto& v = l2_writer_[size_t(byte.core)];
+    if (!v.empty()) w = v[size_t(byte.base / kGranule)];
+  }
+  if (w >= 0) s += "; it was last written by " + describe(size_t(w));
+  else s += "; the program never wrote it before";
+  // A writer of the byte that ended only after the reader started.
+  for (size_t j = 0; j < p_.size(); ++j) {
+    if (j == reader || t_[j].end <= t_[reader].start || p_.instructions[j].mapping.core != byte.core) continue;
+    for (const Block& b : m_->step(j).writes)
+      if (blocks_overlap(b, byte)) {
+        return s + "; " + describe(j) + " writes it and ended only after this instruction started: a missing dependency?";
+      }
+  }
+  return s;
+}
+
+void Runner::check_operands(size_t i) {
+  const Check& c = checks_[i];
+  const uint8_t* mem = m_->memory(Space::L2, c.out.core);
+  const int64_t size = m_->memory_size(Space::L2);
+  for (size_t k = 0; k < c.operands.size(); ++k) {
+    const auto& [producer, pl] = c.operands[k];
+    const Golden& gd = golden(producer);
+    if (gd.elem != pl.elem)
+      diverge(line(i) + ": " + describe(i) + " reads operand " + std::to_string(k) + " ('" + producer + "') as " +
+              std::to_string(pl.elem) + "-byte elements; the golden has " + std::to_string(gd.elem));
+    for (int64_t n = pl.lo[0]; n <= pl.hi[0]; ++n)
+      for (int64_t h = pl.lo[2]; h <= pl.hi[2]; ++h)
+        for (int64_t w = pl.lo[3]; w <= pl.hi[3]; ++w)
+          for (int64_t ch = pl.lo[1]; ch <= pl.hi[1]; ++ch) {
+            if (n >= gd.shape[0] || ch >= gd.shape[1] || h >= gd.shape[2] || w >= gd.shape[3])
+              diverge(line(i) + ": the Scheduler IR tile of " + describe(i) + " reads " + coord_text(n, ch, h, w) +
+                      " outside '" + producer + "'");
+            int64_t addr = pl.address(n, ch, h, w);
+            if (addr < 0 || addr + gd.elem > size) continue;  // reported by plan() as an address error
+            const uint8_t* want = gd.bytes.data() + gd.index(n, ch, h, w) * gd.elem;
+            ++r_.elements_checked;
+            if (std::memcmp(mem + addr, want, size_t(gd.elem)) == 0) continue;
+            Block byte{Space::L2, c.out.core, addr, 1, 1, 1, 0, 0, 0, gd.elem};
+            diverge("divergence in layer '" + c.layer->name + "': " + describe(i) + " reads operand " + std::to_string(k) +
+                    " (the output of '" + producer + "') at " + coord_text(n, ch, h, w) + " = " + gd.value_text(mem + addr) +
+                    " from L2 of core " + std::to_string(c.out.core) + " byte " + std::to_string(addr) + ", golden " +
+                    gd.value_text(want) + writer_story(i, byte));
+          }
+  }
+}
+
+void Runner::check_output(size_t i) {
+  const Check& c = checks_[i];
+  const Golden& gd = golden(c.layer->name);
+  const uint8_t* mem = m_->memory(Space::L2, c.out.core);
+  const Placement& pl = c.out;
+  if (gd.elem != pl.elem)
+    diverge(line(i) + ": " + describe(i) + " writes " + std::to_string(pl.elem) + "-byte elements; the golden of '" +
+            c.layer->name + "' has " + std::to_string(gd.elem));
+  int64_t bad = 0;
+  int64_t first[4] = {0, 0, 0, 0};
+  for (int64_t n = pl.lo[0]; n <= pl.hi[0]; ++n)
+    for (int64_t h = pl.lo[2]; h <= pl.hi[2]; ++h)
+      for (int64_t w = pl.lo[3]; w <= pl.hi[3]; ++w)
+        for (int64_t ch = pl.lo[1]; ch <= pl.hi[1]; ++ch) {
+          if (n >= gd.shape[0] || ch >= gd.shape[1] || h >= gd.shape[2] || w >= gd.shape[3])
+            diverge(line(i) + ": the Scheduler IR tile of " + describe(i) + " lies outside layer '" + c.layer->name + "'");
+          int64_t addr = pl.address(n, ch, h, w);
+          ++r_.elements_checked;
+          if (std::memcmp(mem + addr, gd.bytes.data() + gd.index(n, ch, h, w) * gd.elem, size_t(gd.elem)) == 0) continue;
+          if (bad++ == 0) first[0] = n, first[1] = ch, first[2] = h, first[3] = w;
+        }
+  if (bad == 0) return;
+  int64_t addr = pl.address(first[0], first[1], first[2], first[3]);
+  diverge("divergence in layer '" + c.layer->name + "' (" + c.layer->operation + "): " + describe(i) + " wrote " +
+          coord_text(first[0], first[1], first[2], first[3]) + " = " + gd.value_text(mem + addr) + " (L2 of core " +
+          std::to_string(pl.core) + " byte " + std::to_string(addr) + "), golden " +
+          gd.value_text(gd.bytes.data() + gd.index(first[0], first[1], first[2], first[3]) * gd.elem) + "; " +
+          std::to_string(bad) + " of its tile's elements differ while its operands matched the golden");
+}
+
+void Runner::note_writes(size_t i) {
+  for (const Block& b : m_->step(i).writes) {
+    if (b.empty()) continue;
+    std::vector<int32_t>* v = nullptr;
+    if (b.space == Space::L2) {
+      v = &l2_writer_[size_t(b.core)];
+      if (v->empty()) v->assign(size_t(m_->memory_size(Space::L2) / kGranule + 1), -1);
+    } else if (b.space == Space::DramActivations) {
+      v = &dram_writer_;
+      if (v->empty()) v->assign(size_t(m_->memory_size(Space::DramActivations) / kGranule + 1), -1);
+    } else {
+      continue;
+    }
+    b.for_each([&](int64_t addr, int64_t) {
+      for (int64_t g = addr / kGranule; g <= (addr + b.bytes - 1) / kGranule; ++g) (*v)[size_t(g)] = int32_t(i);
+    });
+  }
+}
+
+void Runner::capture(size_t i) {
+  const Check& c = checks_[i];
+  auto it = dumps_.find(c.layer->name);
+  if (it == dumps_.end()) return;
+  Golden& d = it->second.first;
+  auto& seen = it->second.second;
+  const uint8_t* mem = m_->memory(Space::L2, c.out.core);
+  const Placement& pl = c.out;
+  if (pl.elem != d.elem) return;
+  for (int64_t n = pl.lo[0]; n <= pl.hi[0] && n < d.shape[0]; ++n)
+    for (int64_t h = pl.lo[2]; h <= pl.hi[2] && h < d.shape[2]; ++h)
+      for (int64_t w = pl.lo[3]; w <= pl.hi[3] && w < d.shape[3]; ++w)
+        for (int64_t ch = pl.lo[1]; ch <= pl.hi[1] && ch < d.shape[1]; ++ch) {
+          int64_t k = d.index(n, ch, h, w);
+          std::memcpy(d.bytes.data() + k * d.elem, mem + pl.address(n, ch, h, w), size_t(d.elem));
+          seen[size_t(k)] = true;
+        }
+}
+
+interp::QTensor to_qtensor(const Golden& t, const fir::Shape& shape) {
+  interp::QTensor q;
+  q.shape = shape;
+  if (t.elem == 1) {
+    q.dtype = "int8";
+    q.q.resize(t.bytes.size());
+    std::memcpy(q.q.data(), t.bytes.data(), t.bytes.size());
+  } else {
+    q.dtype = "float16";
+    q.f.resize(t.bytes.size() / 2);
+    for (size_t k = 0; k < q.f.size(); ++k) {
+      uint16_t h;
+      std::memcpy(&h, t.bytes.data() + 2 * k, 2);
+      q.f[k] = half_to_float(h);
+    }
+  }
+  return q;
+}
+
+std::vector<NamedTensor> Runner::gather_outputs(const assembler::DramLayout& layout) const {
+  std::vector<NamedTensor> out;
+  std::map<int, const fir::Layer*> producers;
+  for (const auto& l : g_.layers())
+    for (const auto& n : l.next_layer)
+      if (fir::is_graph_output_name(n)) producers[std::stoi(n.substr(6))] = &l;
+  const uint8_t* dram = m_->memory(Space::DramActivations, 0);
+  for (const auto& [index, last] : producers) {
+    // Layers on the host that only reshape are applied here; the data is the accelerator's.
+    const fir::Layer* src = last;
+    while (src->device == fir::Device::Cpu) {
+      if (src->op != fir::Op::Reshape || src->previous_layer.empty())
+        throw_input_error("output" + std::to_string(index) + " comes from layer '" + src->name + "' (" + src->operation +
+                          ") on the cpu; the functional model runs only the accelerator (and reshapes)");
+      const fir::Layer* prev = g_.find(src->previous_layer[0]);
+      if (!prev) throw_input_error("output" + std::to_string(index) + ": '" + src->name + "' reads no layer");
+      src = prev;
+    }
+    if (src->output_shape.empty() || src->output_dtype.empty())
+      throw_input_error("layer '" + src->name + "' has no output shape or dtype");
+    Golden t;
+    t.shape = as4(src->output_shape[0]);
+    t.elem = src->output_dtype[0] == "int8" ? 1 : 2;
+    t.bytes.assign(size_t(t.shape[0] * t.shape[1] * t.shape[2] * t.shape[3] * t.elem), 0);
+    std::vector<bool> seen(t.bytes.size() / size_t(t.elem), false);
+    for (const auto& r : layout.stores) {
+      if (r.layer != src->name) continue;
+      if (r.element_bytes != t.elem) throw_input_error("layer '" + src->name + "' is stored with a different element size");
+      auto d = r.dims();
+      for (int64_t n = 0; n < d[0]; ++n)
+        for (int64_t h = 0; h < d[2]; ++h)
+          for (int64_t w = 0; w < d[3]; ++w)
+            for (int64_t c = 0; c < d[1]; ++c) {
+              int64_t N = r.lower[0] + n, C = r.lower[1] + c, H = r.lower[2] + h, W = r.lower[3] + w;
+              if (N >= t.shape[0] || C >= t.shape[1] || H >= t.shape[2] || W >= t.shape[3]) continue;
+              int64_t k = t.index(N, C, H, W);
+              std::memcpy(t.bytes.data() + k * t.elem, dram + r.address + (((n * d[2] + h) * d[3] + w) * d[1] + c) * t.elem,
+                          size_t(t.elem));
+              seen[size_t(k)] = true;
+            }
+    }
+    if (std::find(seen.begin(), seen.end(), false) != seen.end())
+      throw_input_error("the program does not store all of layer '" + src->name + "' (output" + std::to_string(index) +
+                        ") to DRAM; the Scheduler IR " + o_.sir_file + " has no store for part of it");
+    fir::Shape shape = last->output_shape.empty() ? src->output_shape[0] : last->output_shape[0];
+    out.push_back({"output" + std::to_string(index), to_qtensor(t, shape)});
+  }
+  return out;
+}
+
+Result Runner::run(const NpyLoader& weights, const std::vector<NpyArray>& inputs) {
+  if (t_.size() != p_.size()) throw Error(kExitInternal, "functional run: one timing per instruction expected");
+  assembler::Options ao;
+  ao.sir_file = o_.sir_file;
+  ao.fir_file = o_.fir_file;
+  assembler::DramLayout layout = assembler::layout_dram(s_, g_, ao);
+  DramImage img = build_dram_image(layout, g_, a_, weights, inputs);
+  m_ = std::make_unique<Machine>(a_, p_, o_.program_file, std::move(img.weights), std::move(img.activations));
+  m_->plan();
+  golden_on_ = !o_.golden_dir.empty();
+  const bool need_checks = golden_on_ || !o_.dump_layers.empty();
+  if (need_checks) build_checks();
+  if (golden_on_) {
+    for (const auto& x : inputs) graph_inputs_.push_back(golden_of(x, "input"));
+    l2_writer_.resize(size_t(a_.core_count()));
+  }
+  for (const auto& name : o_.dump_layers) {
+    const fir::Layer* l = g_.find(name);
+    if (!l) throw_usage_error("--dump-layer: no layer '" + name + "' in the Frontend IR");
+    if (l->output_shape.empty() || l->output_dtype.empty()) throw_input_error("layer '" + name + "' has no output shape");
+    Golden d;
+    d.shape = as4(l->output_shape[0]);
+    d.elem = l->output_dtype[0] == "int8" ? 1 : 2;
+    d.bytes.assign(size_t(d.shape[0] * d.shape[1] * d.shape[2] * d.shape[3] * d.elem), 0);
+    size_t elements = d.bytes.size() / size_t(d.elem);
+    dumps_[name] = {std::move(d), std::vector<bool>(elements, false)};
+  }
+
+  // Events: ends before starts at the same cycle; starts in dependency order.
+  std::vector<size_t> rank = dependency_order();
+  struct Event {
+    int64_t time;
+    int phase;  // 0 end, 1 start
+    size_t rank, index;
+  };
+  std::vector<Event> events;
+  events.reserve(2 * p_.size());
+  for (size_t i = 0; i < p_.size(); ++i) {
+    if (p_.instructions[i].is_config()) continue;
+    events.push_back({t_[i].start, 1, rank[i], i});
+    if (t_[i].end > t_[i].start) events.push_back({t_[i].end, 0, rank[i], i});
+  }
+  std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) {
+    if (x.time != y.time) return x.time < y.time;
+    if (x.phase != y.phase) return x.phase < y.phase;
+    return x.rank < y.rank;
+  });
+  std::vector<size_t> active;
+  auto finish = [&](size_t i) {
+    m_->finish(i);
+    if (golden_on_) note_writes(i);
+    if (!checks_.empty() && checks_[i].layer) {
+      if (golden_on_) check_output(i);
+      capture(i);
+      if (--remaining_[checks_[i].layer->name] == 0 && golden_on_) ++r_.layers_checked;
+    }
+  };
+  for (const Event& e : events) {
+    const size_t i = e.index;
+    if (e.phase == 0) {
+      active.erase(std::find(active.begin(), active.end(), i));
+      finish(i);
+      continue;
+    }
+    if (o_.check_races) check_race(i, active);
+    if (golden_on_ && checks_[i].layer) check_operands(i);
+    m_->start(i);
+    if (t_[i].end > t_[i].start) active.push_back(i);
+    else finish(i);
+  }
+  r_.macs = m_->macs_done();
+  r_.outputs = gather_outputs(layout);
+  for (const auto& name : o_.dump_layers) {
+    const auto& [d, seen] = dumps_.at(name);
+    if (std::find(seen.begin(), seen.end(), false) != seen.end() && !seen.empty())
+      throw_input_error("--dump-layer " + name + ": the program does not compute all of its output");
+    r_.dumps.push_back({name, to_qtensor(d, g_.find(name)->output_shape[0])});
+  }
+  return std::move(r_);
+}
+
+}  // namespace
+
+Result run(const isa::Program& program, const std::vector<trace::Timing>& timing, const arch::Architecture& a,
+           const fir::Graph& g, const sir::Schedule& s, const NpyLoader& weights, const std::vector<NpyArray>& inputs,
+           const Options& o) {
+  Runner r(program, timing, a, g, s, o);
+  return r.run(weights, inputs);
+}
+
+}  // namespace cct::func

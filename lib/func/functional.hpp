@@ -1,0 +1,64 @@
+// zebusim --functional: runs an ISA program on real data, in the order the
+// timing model executes it, and writes the network's outputs.
+//
+// Inputs: the program and its timed run (sim::simulate), the architecture,
+// the Frontend IR with its weight .npy files, the Scheduler IR the program was
+// assembled from (it fixes where the assembler put weights and inputs in
+// DRAM, and which tensor coordinates each tile holds), and the network input
+// tensors.
+//
+// Order: every instruction reads its operands when it starts and writes its
+// result when it ends (at equal times, ends come first; ties between
+// instructions follow their dependencies). A program with a missing
+// dependency therefore reads stale data, as the hardware would. Two
+// instructions that touch the same bytes at overlapping times, at least one
+// writing, are reported as a race (an error naming both lines).
+//
+// With a golden directory (onnx2fir --data-dir), every compute instruction's
+// operands are compared with the golden activations of the layers that
+// produced them when it starts, and its output tile with its own layer's
+// golden when it ends; the first difference stops the run with an Error
+// (kExitCheckFailed) naming the layer, the line, the element [n, c, h, w],
+// both values and, for a wrong operand, the instruction that last wrote it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "arch/arch.hpp"
+#include "fir/fir.hpp"
+#include "func/image.hpp"
+#include "interp/fir_exec.hpp"
+#include "isa/program.hpp"
+#include "sir/sir.hpp"
+#include "trace/trace.hpp"
+
+namespace cct::func {
+
+struct Options {
+  std::string program_file = "<program>";
+  std::string sir_file = "<sir>";
+  std::string fir_file = "<fir>";
+  std::string golden_dir;                // non-empty: compare with the golden activations there
+  std::vector<std::string> dump_layers;  // layers whose output tensors to capture
+  bool check_races = true;
+};
+
+struct NamedTensor {
+  std::string name;
+  interp::QTensor tensor;
+};
+
+struct Result {
+  std::vector<NamedTensor> outputs;  // graph outputs: output1, output2, ... (FIR shapes and dtypes)
+  std::vector<NamedTensor> dumps;    // the dumped layers, in the order asked
+  int64_t macs = 0;                  // multiply-accumulates the PE instructions performed
+  int64_t layers_checked = 0;        // layers whose every output tile matched the golden
+  int64_t elements_checked = 0;      // golden comparisons made (operands and outputs)
+};
+
+Result run(const isa::Program& program, const std::vector<trace::Timing>& timing, const arch::Architecture& a,
+           const fir::Graph& g, const sir::Schedule& s, const NpyLoader& weights, const std::vector<NpyArray>& inputs,
+           const Options& o);
+
+}  // namespace cct::func

@@ -1,0 +1,176 @@
+#include "func/image.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "func/layout.hpp"
+#include "interp/int8_ops.hpp"
+#include "support/error.hpp"
+
+namespace cct::func {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+[[noreturn]] void layer_error(const fir::Layer& l, const std::string& what) {
+  throw Error(kExitInvalidInput, "layer '" + l.name + "' (" + l.operation + "): " + what);
+}
+
+NpyArray load_role(const fir::Layer& l, const std::string& role, const NpyLoader& load) {
+  const std::string* f = l.file(role);
+  if (!f) layer_error(l, "file_list has no '" + role + "'");
+  try {
+    return load(*f);
+  } catch (const Error& e) {
+    throw Error(e.code(), "layer '" + l.name + "': cannot load its '" + role + "': " + e.what());
+  }
+}
+
+}  // namespace
+
+NpyLoader directory_npy_loader(const std::string& dir) {
+  return [dir](const std::string& file) {
+    std::filesystem::path p = std::filesystem::path(dir) / file;
+    if (!std::filesystem::exists(p)) throw Error(kExitIo, p.string() + ": no such file");
+    return read_npy(p.string());
+  };
+}
+
+std::vector<GraphInput> graph_inputs(const fir::Graph& g) {
+  std::map<int, GraphInput> found;
+  for (const fir::Layer* l : g.in_index_order())
+    for (size_t k = 0; k < l->previous_layer.size(); ++k) {
+      const std::string& n = l->previous_layer[k];
+      if (!fir::is_graph_input_name(n)) continue;
+      int index = std::stoi(n.substr(5));
+      if (found.count(index)) continue;
+      GraphInput gi;
+      gi.name = n;
+      if (k < l->input_shape.size()) gi.shape = l->input_shape[k];
+      gi.dtype = k < l->input_dtype.size() ? l->input_dtype[k] : "float16";
+      found.emplace(index, std::move(gi));
+    }
+  std::vector<GraphInput> out;
+  for (auto& [k, v] : found) out.push_back(std::move(v));
+  return out;
+}
+
+void check_inputs(const fir::Graph& g, const std::vector<NpyArray>& inputs, const std::vector<std::string>& names) {
+  auto gi = graph_inputs(g);
+  if (inputs.size() != gi.size())
+    throw_input_error("the Frontend IR reads " + std::to_string(gi.size()) + " input(s), " + std::to_string(inputs.size()) +
+                      " given");
+  for (size_t k = 0; k < gi.size(); ++k) {
+    const std::string& who = k < names.size() ? names[k] : gi[k].name;
+    if (inputs[k].shape != gi[k].shape)
+      throw_input_error(who + ": shape " + shape_text(inputs[k].shape) + ", but the Frontend IR's " + gi[k].name +
+                        " is " + shape_text(gi[k].shape));
+    bool int8_in = gi[k].dtype == "int8";
+    bool is_float = inputs[k].type == NpyType::F16 || inputs[k].type == NpyType::F32 || inputs[k].type == NpyType::F64;
+    if (int8_in ? inputs[k].type != NpyType::I8 : !is_float)
+      throw_input_error(who + ": " + gi[k].name + " is " + gi[k].dtype + "; give " +
+                        (int8_in ? "an int8 array" : "a float16, float32 or float64 array"));
+  }
+}
+
+DramImage build_dram_image(const assembler::DramLayout& layout, const fir::Graph& g, const arch::Architecture& a,
+                           const NpyLoader& load, const std::vector<NpyArray>& inputs) {
+  DramImage img;
+  img.weights.assign(size_t(layout.weight_bytes), 0);
+  img.activations.assign(size_t(layout.activation_bytes), 0);
+
+  // Weights: the records of each slice's channels.
+  struct Packed {
+    std::vector<int8_t> k;
+    std::vector<float> bias, scale;
+    fir::Shape shape;
+  };
+  std::map<std::string, Packed> cache;
+  std::vector<uint8_t> records;
+  for (const auto& s : layout.weights) {
+    const fir::Layer* l = g.find(s.layer);
+    if (!l) throw_input_error("weight transfer " + std::to_string(s.transfer_id) + ": layer '" + s.layer + "' is not in the Frontend IR");
+    auto it = cache.find(s.layer);
+    if (it == cache.end()) {
+      Packed p;
+      auto ws = fir::weight_shape(*l);
+      if (!ws || ws->size() != 4) layer_error(*l, "needs a [K, C, kh, kw] weight shape (input_shape[1])");
+      if (!l->quant_info || l->quant_info->inputs.empty()) layer_error(*l, "quant_info has no input_scale1");
+      NpyArray k = load_role(*l, "k", load), b = load_role(*l, "b", load), ks = load_role(*l, "k_scale", load);
+      if (k.type != NpyType::I8) layer_error(*l, "'k' must be int8");
+      if (k.shape != *ws) layer_error(*l, "'k' has shape " + shape_text(k.shape) + ", input_shape[1] is " + shape_text(*ws));
+      const int64_t K = (*ws)[0];
+      if (int64_t(b.count()) != K || int64_t(ks.count()) != K)
+        layer_error(*l, "'b' and 'k_scale' must hold one value per output channel (" + std::to_string(K) + ")");
+      p.shape = *ws;
+      p.k.resize(k.count());
+      std::memcpy(p.k.data(), k.bytes.data(), k.count());
+      p.bias = b.to_float();
+      auto sc = ks.to_double();
+      p.scale.resize(size_t(K));
+      for (int64_t c = 0; c < K; ++c) p.scale[size_t(c)] = int8::pe_channel_scale(l->quant_info->inputs[0].scale, sc[size_t(c)]);
+      it = cache.emplace(s.layer, std::move(p)).first;
+    }
+    const Packed& p = it->second;
+    if (s.k_lo < 0 || s.k_hi < s.k_lo || s.k_hi >= p.shape[0])
+      layer_error(*l, "weight transfer " + std::to_string(s.transfer_id) + " holds channels " + std::to_string(s.k_lo) +
+                          ".." + std::to_string(s.k_hi) + " of " + std::to_string(p.shape[0]));
+    WeightRecord r = weight_record(a, p.shape[1], p.shape[2], p.shape[3], 1);
+    pack_weights(r, p.k.data(), p.bias.data(), p.scale.data(), s.k_lo, s.k_hi, records);
+    if (int64_t(records.size()) != s.size)
+      layer_error(*l, "weight transfer " + std::to_string(s.transfer_id) + " is " + std::to_string(s.size) +
+                          " bytes in the Scheduler IR, the chip layout of channels " + std::to_string(s.k_lo) + ".." +
+                          std::to_string(s.k_hi) + " takes " + std::to_string(records.size()));
+    std::memcpy(img.weights.data() + s.address, records.data(), records.size());
+  }
+
+  // Network inputs: each region of its graph input, NHWC without padding.
+  auto gi = graph_inputs(g);
+  for (const auto& r : layout.inputs) {
+    const fir::Layer* l = g.find(r.layer);
+    if (!l) throw_input_error("input transfer " + std::to_string(r.transfer_id) + " has no reading layer in the Frontend IR");
+    int index = -1;
+    for (const auto& n : l->previous_layer)
+      if (fir::is_graph_input_name(n)) {
+        index = std::stoi(n.substr(5)) - 1;
+        break;
+      }
+    if (index < 0 || size_t(index) >= inputs.size())
+      layer_error(*l, "reads DRAM input transfer " + std::to_string(r.transfer_id) + " but no graph input");
+    const NpyArray& x = inputs[size_t(index)];
+    if (x.shape.size() != 4) throw_input_error(gi[size_t(index)].name + ": expected a 4-D [N, C, H, W] array");
+    auto d = r.dims();
+    const auto& S = x.shape;
+    for (int k = 0; k < 4; ++k)
+      if (r.lower[k] < 0 || r.upper[k] >= S[size_t(k)])
+        throw_input_error("input transfer " + std::to_string(r.transfer_id) + " reads outside " + gi[size_t(index)].name +
+                          " " + shape_text(S));
+    std::vector<float> f;
+    if (x.type != NpyType::I8) f = x.to_float();
+    const int8_t* q = reinterpret_cast<const int8_t*>(x.bytes.data());
+    uint8_t* out = img.activations.data() + r.address;
+    for (int64_t n = 0; n < d[0]; ++n)
+      for (int64_t h = 0; h < d[2]; ++h)
+        for (int64_t w = 0; w < d[3]; ++w)
+          for (int64_t c = 0; c < d[1]; ++c) {
+            int64_t src = ((r.lower[0] + n) * S[1] + r.lower[1] + c) * S[2] * S[3] + (r.lower[2] + h) * S[3] + r.lower[3] + w;
+            uint8_t* o = out + (((n * d[2] + h) * d[3] + w) * d[1] + c) * r.element_bytes;
+            if (r.element_bytes == 1) {
+              if (x.type != NpyType::I8) throw_input_error(gi[size_t(index)].name + ": the program loads it as INT8; give an int8 array");
+              *o = uint8_t(q[src]);
+            } else {
+              uint16_t hb = float_to_half(int8::to_float16(f.empty() ? float(q[src]) : f[size_t(src)]));
+              std::memcpy(o, &hb, 2);
+            }
+          }
+  }
+  return img;
+}
+
+}  // namespace cct::func

@@ -1,0 +1,619 @@
+#include "func/machine.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "interp/gemm.hpp"
+#include "interp/int8_ops.hpp"
+#include "support/error.hpp"
+#include "support/npy.hpp"
+
+namespace cct::func {
+
+using isa::Instruction;
+using isa::Opcode;
+using isa::Param;
+
+namespace {
+
+// VP operations (vp_self / vp_pool LUT) the model implements.
+constexpr int64_t kLutRequantize = 16;  // one operand: dequantize, requantize
+constexpr int64_t kLutMaxPool = 17;
+constexpr int64_t kLutAdd = 18;         // two operands: element-wise sum
+constexpr int64_t kLutAvgPool = 56;
+// GPMD bit enabling the ReLU stage after the operation (69 with it, 4 without).
+constexpr int64_t kGpmdRelu = 1;
+
+// Integer sums of int8 products stay exact in fp32 when at most this many
+// terms are added: 255 * 128 * 512 < 2^24.
+constexpr int64_t kExactChunk = 512;
+
+float load_half(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return half_to_float(h);
+}
+void store_half(uint8_t* p, float v) {
+  uint16_t h = float_to_half(v);
+  std::memcpy(p, &h, 2);
+}
+float load_f32(const uint8_t* p) {
+  float v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+int64_t at(std::span<const int32_t> v, size_t i) { return i < v.size() ? v[i] : 1; }
+
+int8::Carry carry_of(int64_t f2f) {
+  return f2f == int64_t(isa::Float2Fixed::ROUND) ? int8::Carry::Round : int8::Carry::Ceil;
+}
+
+std::string range_text(int64_t lo, int64_t hi) { return "[" + std::to_string(lo) + ", " + std::to_string(hi) + ")"; }
+
+}  // namespace
+
+std::string_view space_name(Space s) {
+  switch (s) {
+    case Space::L2: return "L2";
+    case Space::Wl0: return "WL0";
+    case Space::DramWeights: return "DRAM (weights)";
+    case Space::DramActivations: return "DRAM (activations)";
+  }
+  return "?";
+}
+
+bool blocks_overlap(const Block& x, const Block& y) {
+  if (x.space != y.space || x.core != y.core || x.empty() || y.empty()) return false;
+  if (x.hi() <= y.lo() || y.hi() <= x.lo()) return false;
+  // Extents overlap: compare the byte runs exactly (pixels are visited in
+  // increasing address order, runs merged when adjacent).
+  auto runs = [](const Block& b) {
+    std::vector<std::pair<int64_t, int64_t>> r;
+    r.reserve(static_cast<size_t>(std::min<int64_t>(b.pixels(), 1 << 16)));
+    b.for_each([&](int64_t addr, int64_t) {
+      if (!r.empty() && r.back().second == addr) r.back().second = addr + b.bytes;
+      else r.push_back({addr, addr + b.bytes});
+    });
+    std::sort(r.begin(), r.end());
+    return r;
+  };
+  auto rx = runs(x), ry = runs(y);
+  size_t i = 0, j = 0;
+  while (i < rx.size() && j < ry.size()) {
+    if (rx[i].second <= ry[j].first) ++i;
+    else if (ry[j].second <= rx[i].first) ++j;
+    else return true;
+  }
+  return false;
+}
+
+struct Machine::Pending {
+  std::vector<uint8_t> data;  // the bytes of the write blocks, in block order
+};
+
+Machine::Machine(const arch::Architecture& a, const isa::Program& p, std::string file, std::vector<uint8_t> weights,
+                 std::vector<uint8_t> activations)
+    : a_(a), prog_(p), file_(std::move(file)), dram_w_(std::move(weights)), dram_a_(std::move(activations)) {
+  l2_bytes_ = a.core.l2_bytes;
+  // The architecture's WL0 size is counted in the instruction set's address unit (rows).
+  wl0_bytes_ = a.core.wl0_bytes * kWl0RowBytes;
+  l2_.resize(static_cast<size_t>(a.core_count()));
+  wl0_.resize(static_cast<size_t>(a.core_count()));
+}
+
+Machine::~Machine() = default;
+
+void Machine::fail(size_t i, const std::string& what) const {
+  throw Error(kExitInvalidInput,
+              at_line(file_, long(i) + 1, std::string(prog_.instructions[i].mnemonic()) + ": " + what));
+}
+
+int64_t Machine::memory_size(Space s) const {
+  switch (s) {
+    case Space::L2: return l2_bytes_;
+    case Space::Wl0: return wl0_bytes_;
+    case Space::DramWeights: return int64_t(dram_w_.size());
+    case Space::DramActivations: return int64_t(dram_a_.size());
+  }
+  return 0;
+}
+
+uint8_t* Machine::mem(Space s, int32_t core) {
+  switch (s) {
+    case Space::L2:
+    case Space::Wl0: {
+      auto& v = (s == Space::L2 ? l2_ : wl0_)[size_t(core)];
+      // Memories start as zeros (deterministic), allocated when a core first uses them.
+      if (v.empty()) v.assign(size_t(memory_size(s)), 0);
+      return v.data();
+    }
+    case Space::DramWeights: return dram_w_.data();
+    case Space::DramActivations: return dram_a_.data();
+  }
+  return nullptr;
+}
+
+const uint8_t* Machine::memory(Space s, int32_t core) const { return const_cast<Machine*>(this)->mem(s, core); }
+
+void Machine::read_block(const Block& b, std::vector<uint8_t>& out) const {
+  out.resize(size_t(b.size()));
+  if (b.empty()) return;
+  const uint8_t* m = memory(b.space, b.core);
+  b.for_each([&](int64_t addr, int64_t off) { std::memcpy(out.data() + off, m + addr, size_t(b.bytes)); });
+}
+
+void Machine::check_block(size_t i, const Block& b, const char* what) const {
+  if (b.empty()) return;
+  int64_t size = memory_size(b.space);
+  if (b.lo() < 0 || b.hi() > size) {
+    std::string where = b.space == Space::L2 || b.space == Space::Wl0 ? " of core " + std::to_string(b.core) : "";
+    fail(i, std::string(what) + " " + std::string(space_name(b.space)) + where + " bytes " + range_text(b.lo(), b.hi()) +
+                ", outside the " + std::to_string(size) + " bytes there");
+  }
+}
+
+// ---- planning ------------------------------------------------------------------
+
+void Machine::plan() {
+  steps_.assign(prog_.size(), Step{});
+  std::map<int32_t, std::array<int32_t, isa::kOpcodeCount>> last;
+  for (size_t i = 0; i < prog_.size(); ++i) {
+    int32_t core = prog_.instructions[i].mapping.core;
+    if (!a_.valid_core(core)) fail(i, "core " + std::to_string(core) + " is not a core of " + a_.name);
+    auto it = last.find(core);
+    if (it == last.end()) {
+      std::array<int32_t, isa::kOpcodeCount> none;
+      none.fill(-1);
+      it = last.emplace(core, none).first;
+    }
+    plan_one(i, it->second);
+  }
+}
+
+void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cfg) {
+  const Instruction& in = prog_.instructions[i];
+  Step& s = steps_[i];
+  s.core = in.mapping.core;
+  if (in.is_config()) {
+    last_cfg[size_t(in.op())] = int32_t(i);
+    return;
+  }
+  auto need = [&](Opcode c, Cfg slot) -> const Instruction& {
+    int32_t k = last_cfg[size_t(c)];
+    if (k < 0) fail(i, "no " + std::string(isa::mnemonic(c)) + " of core " + std::to_string(s.core) + " configured it");
+    s.cfg[slot] = k;
+    return prog_.instructions[size_t(k)];
+  };
+  auto fmt = [&](const Instruction& c, Param p) { return element_bytes(c.get_enum<isa::DataFmt>(p)); };
+  auto positive = [&](std::span<const int32_t> v, const char* what) {
+    for (int32_t x : v)
+      if (x <= 0) fail(i, std::string(what) + " has a size " + std::to_string(x) + " (sizes must be positive)");
+  };
+  auto fits = [&](std::span<const int32_t> tile, const Box& box, const char* tile_name, const char* box_name) {
+    // tile [C, H, W] against box [C, H, W]
+    if (at(tile, 0) > box.c || at(tile, 1) > box.h || at(tile, 2) > box.w)
+      fail(i, std::string(tile_name) + " [" + std::to_string(at(tile, 0)) + ", " + std::to_string(at(tile, 1)) + ", " +
+                  std::to_string(at(tile, 2)) + "] does not fit " + box_name + " [" + std::to_string(box.c) + ", " +
+                  std::to_string(box.h) + ", " + std::to_string(box.w) + "]");
+  };
+  auto block_in = [&](Space sp, int64_t base, const Box& b, int64_t n, int64_t h, int64_t w, int64_t bytes) {
+    Block x;
+    x.space = sp, x.core = (sp == Space::L2 || sp == Space::Wl0) ? s.core : 0;
+    x.base = base, x.n = n, x.h = h, x.w = w, x.sn = b.sample(), x.sh = b.row(), x.sw = b.pixel, x.bytes = bytes;
+    return x;
+  };
+  auto contiguous = [&](Space sp, int64_t base, int64_t bytes) {
+    Block x;
+    x.space = sp, x.core = (sp == Space::L2 || sp == Space::Wl0) ? s.core : 0;
+    x.base = base, x.bytes = bytes;
+    return x;
+  };
+  switch (in.op()) {
+    case Opcode::ct_st:
+    case Opcode::ct_bc:
+    case Opcode::ct_ed:
+      return;
+    case Opcode::lda_mov:
+    case Opcode::sta_mov:
+    case Opcode::dt_cal: {
+      const bool load = in.op() == Opcode::lda_mov, store = in.op() == Opcode::sta_mov;
+      const Instruction& c = need(load ? Opcode::lda_cfg : store ? Opcode::sta_cfg : Opcode::dt_cfg, kFm);
+      auto tile = in.list(Param::Tile);
+      positive(tile, "Tile");
+      int b = fmt(c, Param::DF);
+      // DRAM tensors are packed, L2 tensors padded per pixel.
+      Box src = make_box(a_, c.list(Param::STile), b, load), dst = make_box(a_, c.list(Param::DTile), b, store);
+      positive(c.list(Param::STile), "STile");
+      positive(c.list(Param::DTile), "DTile");
+      fits(tile.subspan(1), src, "Tile", "STile");
+      fits(tile.subspan(1), dst, "Tile", "DTile");
+      Space from = load ? Space::DramActivations : Space::L2, to = store ? Space::DramActivations : Space::L2;
+      s.reads.push_back(block_in(from, in.get(Param::STaddr), src, tile[0], tile[2], tile[3], int64_t(tile[1]) * b));
+      s.writes.push_back(block_in(to, in.get(Param::DTaddr), dst, tile[0], tile[2], tile[3], int64_t(tile[1]) * b));
+      break;
+    }
+    case Opcode::ldw_mov:
+    case Opcode::lw_mov: {
+      const bool lw = in.op() == Opcode::lw_mov;
+      const Instruction& c = need(lw ? Opcode::lw_cfg : Opcode::ldw_cfg, kFm);
+      auto ws = in.list(Param::Wsize);
+      positive(ws, "Wsize");
+      if (c.get_enum<isa::DataFmt>(Param::DF) != isa::DataFmt::INT8) fail(i, "only INT8 weights are implemented");
+      WeightRecord r = weight_record(a_, ws[1], ws[2], ws[3], 1);
+      int64_t bytes = int64_t(ws[0]) * r.bytes();
+      Space from = (!lw || in.get(Param::SS) != 0) ? Space::DramWeights : Space::L2;
+      s.reads.push_back(contiguous(from, in.get(Param::STaddr), bytes));
+      s.writes.push_back(lw ? contiguous(Space::Wl0, in.get(Param::DTaddr) * kWl0RowBytes, bytes)
+                            : contiguous(Space::L2, in.get(Param::DTaddr), bytes));
+      break;
+    }
+    case Opcode::so_mov:
+    case Opcode::si_mov: {
+      const bool send = in.op() == Opcode::so_mov;
+      const Instruction& c = need(send ? Opcode::so_cfg : Opcode::si_cfg, kFm);
+      auto tile = in.list(Param::Tile);
+      positive(tile, "Tile");
+      int b = fmt(c, Param::DF);
+      Box box = make_box(a_, c.list(send ? Param::STile : Param::DTile), b);
+      positive(c.list(send ? Param::STile : Param::DTile), send ? "STile" : "DTile");
+      fits(tile.subspan(1), box, "Tile", send ? "STile" : "DTile");
+      int64_t other = in.get(send ? Param::DCORE : Param::SCORE);
+      if (!a_.valid_core(other) || other == s.core)
+        fail(i, std::string(send ? "DCORE " : "SCORE ") + std::to_string(other) + " is not another core of " + a_.name);
+      Block x = block_in(Space::L2, in.get(send ? Param::STaddr : Param::DTaddr), box, tile[0], tile[2], tile[3],
+                         int64_t(tile[1]) * b);
+      (send ? s.reads : s.writes).push_back(x);
+      break;
+    }
+    case Opcode::pe_conv: {
+      const Instruction& fm = need(Opcode::pe_cfg_fm, kFm);
+      const Instruction& pm = need(Opcode::pe_cfg_pm, kPm);
+      const Instruction& tp = need(Opcode::pe_cfg_tp, kTp);
+      if (fm.get_enum<isa::DataFmt>(Param::SF) != isa::DataFmt::INT8 ||
+          fm.get_enum<isa::DataFmt>(Param::WF) != isa::DataFmt::INT8)
+        fail(i, "only INT8 inputs and weights are implemented (pe_cfg_fm SF/WF)");
+      if (pm.get(Param::ADDEN) != 0) fail(i, "pe_cfg_pm ADDEN (fused addition) is not implemented");
+      double padv = fm.number(Param::PADV);
+      if (padv != std::round(padv) || padv < -128 || padv > 127)
+        fail(i, "pe_cfg_fm PADV " + std::to_string(padv) + " is not an INT8 value");
+      auto tile = tp.list(Param::Tile), kernel = tp.list(Param::KERNEL), stride = pm.list(Param::STRIDE);
+      positive(tile, "pe_cfg_tp Tile");
+      positive(kernel, "pe_cfg_tp KERNEL");
+      positive(stride, "pe_cfg_pm STRIDE");
+      positive(fm.list(Param::STile), "pe_cfg_fm STile");
+      positive(fm.list(Param::DTile), "pe_cfg_fm DTile");
+      Box ib = make_box(a_, fm.list(Param::STile), 1), ob = make_box(a_, fm.list(Param::DTile), fmt(fm, Param::DF));
+      const int64_t N = tile[0], K = tile[1], C = tile[2], OH = tile[3], OW = tile[4];
+      const int64_t kh = kernel[0], kw = kernel[1], sh = stride[0], sw = stride[1];
+      if (C > ib.c) fail(i, "pe_cfg_tp Tile has " + std::to_string(C) + " input channels, pe_cfg_fm STile " + std::to_string(ib.c));
+      const int32_t dt[3] = {int32_t(K), int32_t(OH), int32_t(OW)};
+      fits(dt, ob, "pe_cfg_tp Tile [K, OH, OW]", "pe_cfg_fm DTile");
+      // The window: box rows SPHI .. SPHI + (OH-1)*sh + kh - 1, the same for columns;
+      // what lies outside the box is padding and is not read.
+      const int64_t r0 = in.get(Param::SPHI), c0 = in.get(Param::SPWI);
+      const int64_t r1 = r0 + (OH - 1) * sh + kh, c1 = c0 + (OW - 1) * sw + kw;
+      const int64_t rr0 = std::max<int64_t>(r0, 0), rr1 = std::min(r1, ib.h);
+      const int64_t cc0 = std::max<int64_t>(c0, 0), cc1 = std::min(c1, ib.w);
+      if (rr1 > rr0 && cc1 > cc0)
+        s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr) + (rr0 - r0) * ib.row() + (cc0 - c0) * ib.pixel, ib,
+                                   N, rr1 - rr0, cc1 - cc0, C));
+      WeightRecord rec = weight_record(a_, C, kh, kw, 1);
+      if (rec.extra < kParameterBytes)
+        fail(i, "the architecture's weight_extra_bytes_per_out_channel (" + std::to_string(rec.extra) +
+                    ") cannot hold the bias and channel scale");
+      s.reads.push_back(contiguous(Space::Wl0, in.get(Param::SWaddr) * kWl0RowBytes, K * rec.bytes()));
+      s.writes.push_back(block_in(Space::L2, in.get(Param::DTaddr), ob, N, OH, OW, K * ob.elem));
+      s.macs = N * OH * OW * K * C * kh * kw;
+      break;
+    }
+    case Opcode::vp_self:
+    case Opcode::vp_pool: {
+      const bool pool = in.op() == Opcode::vp_pool;
+      const Instruction& fm = need(Opcode::vp_cfg_fm, kFm);
+      const Instruction& tp = need(Opcode::vp_cfg_tp, kTp);
+      need(Opcode::vp_cfg_qp, kQp);
+      const int64_t lut = in.get(Param::LUT);
+      if (pool ? (lut != kLutMaxPool && lut != kLutAvgPool) : (lut != kLutRequantize && lut != kLutAdd))
+        fail(i, "LUT " + std::to_string(lut) + " is not an operation the functional model implements (" +
+                    (pool ? "17 max pool, 56 average pool" : "16 requantize, 18 add") + ")");
+      if (in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq, kIq);
+      if (!pool && lut == kLutAdd && in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq1, kIq1);
+      if (pool && lut == kLutAvgPool) need(Opcode::vp_cfg_gms, kGms);
+      auto tile = tp.list(Param::Tile);
+      positive(tile, "vp_cfg_tp Tile");
+      positive(fm.list(Param::STile), "vp_cfg_fm STile");
+      positive(fm.list(Param::DTile), "vp_cfg_fm DTile");
+      Box ib = make_box(a_, fm.list(Param::STile), fmt(fm, Param::IDF)), ob = make_box(a_, fm.list(Param::DTile), fmt(fm, Param::ODF));
+      fits(tile, ob, "vp_cfg_tp Tile", "vp_cfg_fm DTile");
+      if (tile[0] > ib.c) fail(i, "vp_cfg_tp Tile has more channels than vp_cfg_fm STile");
+      const int64_t C = tile[0], H = tile[1], W = tile[2];
+      if (pool) {
+        auto kernel = tp.list(Param::KERNEL), stride = tp.list(Param::STRIDE);
+        positive(kernel, "vp_cfg_tp KERNEL");
+        positive(stride, "vp_cfg_tp STRIDE");
+        const int64_t r0 = in.get(Param::IPH), c0 = in.get(Param::IPW);
+        const int64_t r1 = r0 + (H - 1) * stride[0] + kernel[0], c1 = c0 + (W - 1) * stride[1] + kernel[1];
+        const int64_t rr0 = std::max<int64_t>(r0, 0), rr1 = std::min(r1, ib.h);
+        const int64_t cc0 = std::max<int64_t>(c0, 0), cc1 = std::min(c1, ib.w);
+        if (rr1 > rr0 && cc1 > cc0)
+          s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr) + (rr0 - r0) * ib.row() + (cc0 - c0) * ib.pixel, ib,
+                                     1, rr1 - rr0, cc1 - cc0, C * ib.elem));
+      } else {
+        fits(tile, ib, "vp_cfg_tp Tile", "vp_cfg_fm STile");
+        s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr), ib, 1, H, W, C * ib.elem));
+        if (lut == kLutAdd) s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr1), ib, 1, H, W, C * ib.elem));
+      }
+      s.writes.push_back(block_in(Space::L2, in.get(Param::DTaddr), ob, 1, H, W, C * ob.elem));
+      break;
+    }
+    default:
+      fail(i, "the functional model does not implement this instruction");
+  }
+  for (const Block& b : s.reads) check_block(i, b, "reads");
+  for (const Block& b : s.writes) check_block(i, b, "writes");
+}
+
+// ---- execution -----------------------------------------------------------------
+
+void Machine::start(size_t i) {
+  const Instruction& in = prog_.instructions[i];
+  if (in.is_config()) return;
+  const Step& s = steps_[i];
+  auto p = std::make_unique<Pending>();
+  switch (in.op()) {
+    case Opcode::ct_st:
+    case Opcode::ct_bc:
+    case Opcode::ct_ed:
+      return;
+    case Opcode::pe_conv: compute_conv(i, *p); break;
+    case Opcode::vp_self: compute_vp_self(i, *p); break;
+    case Opcode::vp_pool: compute_vp_pool(i, *p); break;
+    case Opcode::so_mov: {
+      std::vector<uint8_t> data;
+      read_block(s.reads[0], data);
+      channels_[{s.core, int32_t(in.get(Param::DCORE)), in.get(Param::TAG)}].push_back(std::move(data));
+      return;
+    }
+    case Opcode::si_mov:
+      return;  // the data arrives at the end
+    default:
+      // Moves: the bytes read become the bytes written.
+      read_block(s.reads[0], p->data);
+      break;
+  }
+  pending_[i] = std::move(p);
+}
+
+void Machine::finish(size_t i) {
+  const Instruction& in = prog_.instructions[i];
+  if (in.is_config()) return;
+  const Step& s = steps_[i];
+  std::vector<uint8_t> received;
+  const std::vector<uint8_t>* data = nullptr;
+  std::unique_ptr<Pending> p;
+  if (in.op() == Opcode::si_mov) {
+    auto it = channels_.find({int32_t(in.get(Param::SCORE)), s.core, in.get(Param::TAG)});
+    if (it == channels_.end() || it->second.empty())
+      fail(i, "nothing was sent by core " + std::to_string(in.get(Param::SCORE)) + " with TAG " +
+                  std::to_string(in.get(Param::TAG)) + " before this receive ended");
+    received = std::move(it->second.front());
+    it->second.pop_front();
+    if (int64_t(received.size()) != s.writes[0].size())
+      fail(i, "receives " + std::to_string(s.writes[0].size()) + " bytes but the matching so_mov sent " +
+                  std::to_string(received.size()));
+    data = &received;
+  } else {
+    auto it = pending_.find(i);
+    if (it == pending_.end()) return;  // nothing to write (control, so_mov)
+    p = std::move(it->second);
+    pending_.erase(it);
+    data = &p->data;
+  }
+  int64_t off = 0;
+  for (const Block& b : s.writes) {
+    if (b.empty()) continue;
+    uint8_t* m = mem(b.space, b.core);
+    b.for_each([&](int64_t addr, int64_t o) { std::memcpy(m + addr, data->data() + off + o, size_t(b.bytes)); });
+    off += b.size();
+  }
+  macs_done_ += s.macs;
+}
+
+// pe_conv: out[n, oh, ow, k] = post(sum over (i, j, c) of w[k][i][j][c] * (x - PADV)),
+// x the input at box row SPHI + oh*sh + i, column SPWI + ow*sw + j (padding
+// contributes 0); post = channel scale and bias from the weight record, ReLU,
+// requantization (INT8) or float16 rounding (FP16).
+void Machine::compute_conv(size_t i, Pending& p) {
+  const Instruction& in = prog_.instructions[i];
+  const Instruction& fm = cfg(i, kFm);
+  const Instruction& pm = cfg(i, kPm);
+  const Instruction& tp = cfg(i, kTp);
+  const Step& s = steps_[i];
+  Box ib = make_box(a_, fm.list(Param::STile), 1), ob = make_box(a_, fm.list(Param::DTile), element_bytes(fm.get_enum<isa::DataFmt>(Param::DF)));
+  auto tile = tp.list(Param::Tile), kernel = tp.list(Param::KERNEL), stride = pm.list(Param::STRIDE);
+  const int64_t N = tile[0], K = tile[1], C = tile[2], OH = tile[3], OW = tile[4];
+  const int64_t kh = kernel[0], kw = kernel[1], sh = stride[0], sw = stride[1];
+  const int64_t sphi = in.get(Param::SPHI), spwi = in.get(Param::SPWI), staddr = in.get(Param::STaddr);
+  const int32_t padv = int32_t(fm.number(Param::PADV));
+  const uint8_t* l2 = mem(Space::L2, s.core);
+  const uint8_t* wl0 = mem(Space::Wl0, s.core) + in.get(Param::SWaddr) * kWl0RowBytes;
+  const WeightRecord rec = weight_record(a_, C, kh, kw, 1);
+  const int64_t taps = kh * kw, kdim = taps * C, P = N * OH * OW;
+
+  // Weights as a [kdim][K] matrix of exact integers, rows in (tap, channel) order.
+  std::vector<float> wt(size_t(kdim * K));
+  std::vector<float> scale(static_cast<size_t>(K)), bias(static_cast<size_t>(K));
+  for (int64_t k = 0; k < K; ++k) {
+    const uint8_t* r = wl0 + k * rec.bytes();
+    for (int64_t t = 0; t < taps; ++t)
+      for (int64_t c = 0; c < C; ++c) wt[size_t((t * C + c) * K + k)] = float(int8_t(r[t * rec.cpad + c]));
+    bias[size_t(k)] = load_f32(r + rec.kernel_bytes() + kBiasOffset);
+    scale[size_t(k)] = load_f32(r + rec.kernel_bytes() + kChannelScaleOffset);
+  }
+  // Input windows as a [P][kdim] matrix of x - PADV (0 in the padding).
+  std::vector<float> col(size_t(P * kdim));
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float* d = col.data() + ((n * OH + oh) * OW + ow) * kdim;
+        for (int64_t a = 0; a < kh; ++a) {
+          const int64_t r = sphi + oh * sh + a;
+          for (int64_t b = 0; b < kw; ++b, d += C) {
+            const int64_t cc = spwi + ow * sw + b;
+            if (r < 0 || r >= ib.h || cc < 0 || cc >= ib.w) {
+              std::fill(d, d + C, 0.0f);
+              continue;
+            }
+            const uint8_t* x = l2 + staddr + n * ib.sample() + (r - sphi) * ib.row() + (cc - spwi) * ib.pixel;
+            for (int64_t c = 0; c < C; ++c) d[c] = float(int32_t(int8_t(x[c])) - padv);
+          }
+        }
+      }
+  // Exact int32 accumulation in chunks the fp32 GEMM sums without rounding.
+  std::vector<int32_t> acc(size_t(P * K), 0);
+  std::vector<float> part(size_t(P * K));
+  for (int64_t k0 = 0; k0 < kdim; k0 += kExactChunk) {
+    const int64_t kc = std::min(kExactChunk, kdim - k0);
+    interp::sgemm(P, K, kc, col.data() + k0, kdim, wt.data() + k0 * K, K, part.data(), K, false);
+    for (size_t e = 0; e < acc.size(); ++e) acc[e] += int32_t(part[e]);
+  }
+  // Epilogue.
+  const bool relu = pm.get_enum<isa::ActMode>(Param::ACTMD) == isa::ActMode::RELU;
+  const bool to_int8 = fm.get_enum<isa::DataFmt>(Param::DF) == isa::DataFmt::INT8;
+  float mul_k = int8::param(pm.number(Param::QK)), sum_b = int8::param(pm.number(Param::QB));
+  // FP16 outputs without requantization carry QK 0: the value itself.
+  if (!to_int8 && mul_k == 0.0f) mul_k = 1.0f;
+  const int8::Carry carry = carry_of(pm.get(Param::QC));
+  const int8::Activation act{relu ? int8::Act::Relu : int8::Act::None};
+  p.data.resize(size_t(P * K * ob.elem));
+  for (int64_t q = 0; q < P; ++q)
+    for (int64_t k = 0; k < K; ++k) {
+      float v = int8::activate(act, int8::pe_to_real(acc[size_t(q * K + k)], scale[size_t(k)], bias[size_t(k)]));
+      uint8_t* o = p.data.data() + (q * K + k) * ob.elem;
+      if (to_int8) *o = uint8_t(int8::post_cal(v, mul_k, sum_b, carry));
+      else store_half(o, int8::post_cal_float(v, mul_k, sum_b, true));
+    }
+}
+
+namespace {
+
+// The VP's input stage: an element as fp32, dequantized when IQEN is set.
+struct VpInput {
+  bool half = false, dequantize = false;
+  float scale = 1.0f, zero = 0.0f;
+  float operator()(const uint8_t* p) const {
+    if (half) {
+      float f = load_half(p);
+      return dequantize ? int8::pre_cal_float(f, scale, zero) : f;
+    }
+    int32_t q = int8_t(*p);
+    return dequantize ? int8::pre_cal(q, scale, zero) : float(q);
+  }
+};
+
+// The VP's output stage (vp_cfg_qp): requantization to INT8 or float16 rounding.
+struct VpOutput {
+  bool to_int8 = true;
+  float mul_k = 1.0f, sum_b = 0.0f;
+  int8::Carry carry = int8::Carry::Round;
+  void operator()(float v, uint8_t* o) const {
+    if (to_int8) *o = uint8_t(int8::post_cal(v, mul_k, sum_b, carry));
+    else store_half(o, int8::post_cal_float(v, mul_k, sum_b, true));
+  }
+};
+
+}  // namespace
+
+void Machine::compute_vp_self(size_t i, Pending& p) {
+  const Instruction& in = prog_.instructions[i];
+  const Instruction& fm = cfg(i, kFm);
+  const Instruction& tp = cfg(i, kTp);
+  const Instruction& qp = cfg(i, kQp);
+  const Step& s = steps_[i];
+  const bool two = in.get(Param::LUT) == kLutAdd;
+  const bool deq = in.get(Param::IQEN) != 0;
+  const bool relu = (in.get(Param::GPMD) & kGpmdRelu) != 0;
+  VpInput x0, x1;
+  x0.half = x1.half = fm.get_enum<isa::DataFmt>(Param::IDF) == isa::DataFmt::FP16;
+  x0.dequantize = x1.dequantize = deq;
+  if (deq) {
+    const Instruction& iq = cfg(i, kIq);
+    x0.scale = int8::param(iq.number(Param::IQK0)), x0.zero = int8::param(iq.number(Param::IQB0));
+    if (two) {
+      const Instruction& iq1 = cfg(i, kIq1);
+      x1.scale = int8::param(iq1.number(Param::IQK1)), x1.zero = int8::param(iq1.number(Param::IQB1));
+    }
+  }
+  VpOutput out;
+  out.to_int8 = fm.get_enum<isa::DataFmt>(Param::ODF) == isa::DataFmt::INT8;
+  out.mul_k = int8::param(qp.number(Param::QK)), out.sum_b = int8::param(qp.number(Param::QB));
+  out.carry = carry_of(qp.get(Param::QCS));
+  auto tile = tp.list(Param::Tile);
+  const int64_t C = tile[0];
+  const int ie = x0.half ? 2 : 1, oe = out.to_int8 ? 1 : 2;
+  std::vector<uint8_t> a, b;
+  read_block(s.reads[0], a);
+  if (two) read_block(s.reads[1], b);
+  const int64_t pixels = s.writes[0].pixels();
+  p.data.resize(size_t(pixels * C * oe));
+  for (int64_t q = 0; q < pixels; ++q)
+    for (int64_t c = 0; c < C; ++c) {
+      float v = x0(a.data() + (q * C + c) * ie);
+      if (two) v = v + x1(b.data() + (q * C + c) * ie);
+      if (relu && v < 0.0f) v = 0.0f;
+      out(v, p.data.data() + (q * C + c) * oe);
+    }
+}
+
+void Machine::compute_vp_pool(size_t i, Pending& p) {
+  const Instruction& in = prog_.instructions[i];
+  const Instruction& fm = cfg(i, kFm);
+  const Instruction& tp = cfg(i, kTp);
+  const Instruction& qp = cfg(i, kQp);
+  const Step& s = steps_[i];
+  const bool is_max = in.get(Param::LUT) == kLutMaxPool;
+  VpInput x;
+  x.half = fm.get_enum<isa::DataFmt>(Param::IDF) == isa::DataFmt::FP16;
+  x.dequantize = in.get(Param::IQEN) != 0;
+  if (x.dequantize) {
+    const Instruction& iq = cfg(i, kIq);
+    x.scale = int8::param(iq.number(Param::IQK0)), x.zero = int8::param(iq.number(Param::IQB0));
+  }
+  VpOutput out;
+  out.to_int8 = fm.get_enum<isa::DataFmt>(Param::ODF) == isa::DataFmt::INT8;
+  out.mul_k = int8::param(qp.number(Param::QK)), out.sum_b = int8::param(qp.number(Param::QB));
+  out.carry = carry_of(qp.get(Param::QCS));
+  const float k_scalar = is_max ? 1.0f : int8::param(cfg(i, kGms).number(Param::MG0V));
+  const bool relu = (in.get(Param::GPMD) & kGpmdRelu) != 0;
+  // Pads enter the window as PADV_AREA (the smallest value for max pooling, 0 for averages).
+  const float pad = float(tp.get(Param::PADV_AREA));
+  Box ib = make_box(a_, fm.list(Param::STile), x.half ? 2 : 1);
+  auto tile = tp.list(Param::Tile), kernel = tp.list(Param::KERNEL), stride = tp.list(Param::STRIDE);
+  const int64_t C = tile[0], OH = tile[1], OW = tile[2];
+  const int64_t r0 = in.get(Param::IPH), c0 = in.get(Param::IPW), staddr = in.get(Param::STaddr);
+  const uint8_t* l2 = mem(Space::L2, s.core);
+  const int oe = out.to_int8 ? 1 : 2;
+  p.data.resize(size_t(OH * OW * C * oe));
+  for (int64_t oh = 0; oh < OH; ++oh)
+    for (int64_t ow = 0; ow < OW; ++ow)
+      for (int64_t c = 0; c < C; ++c) {
+        float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+        for (int64_t a = 0; a < kernel[0]; ++a) {
+          const int64_t r = r0 + oh * stride[0] + a;
+          for (int64_t b = 0; b < kernel[1]; ++b) {
+            const int64_t cc = c0 + ow * stride[1] + b;
+            const bool inside = r >= 0 && r < ib.h && cc >= 0 && cc < ib.w;
+            if (!inside && !is_max && pad == 0.0f) continue;  // a zero pad adds nothing
+            float t = inside ? x(l2 + staddr + (r - r0) * ib.row() + (cc - c0) * ib.pixel + c * ib.elem) : pad;
+            acc = is_max ? std::max(acc, t) : int8::avg_pool_step(acc, t, k_scalar);
+          }
+        }
+        if (relu && acc < 0.0f) acc = 0.0f;
+        out(acc, p.data.data() + ((oh * OW + ow) * C + c) * oe);
+      }
+}
+
+}  // namespace cct::func
