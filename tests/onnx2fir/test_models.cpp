@@ -14,22 +14,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string cache_dir() {
-  fs::path p = fs::path(cct::testing::bin_dir()).parent_path() / "model-cache";
-  fs::create_directories(p);
-  return p.string();
-}
-
-// The ONNX file of a torchvision model, exported once and cached.
-std::string model(const std::string& name) {
-  std::string path = cache_dir() + "/" + name + ".onnx";
-  if (!fs::exists(path)) {
-    auto r = cct::testing::run("/usr/bin/python3 " + cct::testing::source_dir() + "/examples/models/export_torchvision.py " +
-                               name + " " + path + ".tmp && mv " + path + ".tmp " + path);
-    REQUIRE_MESSAGE(r.exit_code == 0, "export of " << name << " failed (python3-torch, python3-torchvision?): " << r.err);
-  }
-  return path;
-}
+std::string model(const std::string& name) { return cct::testing::torchvision_onnx(name); }
 
 struct Run {
   fir::Graph fir;

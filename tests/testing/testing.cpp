@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include <sys/wait.h>
@@ -78,6 +79,20 @@ RunResult run(const std::string& command, const std::string& stdin_data) {
   fs::remove(base + ".out");
   fs::remove(base + ".err");
   return r;
+}
+
+std::string torchvision_onnx(const std::string& name, const std::string& export_args) {
+  fs::path dir = fs::path(bin_dir()).parent_path() / "model-cache";
+  fs::create_directories(dir);
+  std::string tag = export_args.empty() ? "" : "-" + std::to_string(std::hash<std::string>{}(export_args) % 100000);
+  std::string path = (dir / (name + tag + ".onnx")).string();
+  if (!fs::exists(path)) {
+    auto r = run("/usr/bin/python3 " + source_dir() + "/examples/models/export_torchvision.py " + name + " " + path +
+                 ".tmp " + export_args + " && mv " + path + ".tmp " + path);
+    if (r.exit_code != 0)
+      FAIL("export of " << name << " failed (are python3-torch and python3-torchvision installed?): " << r.err);
+  }
+  return path;
 }
 
 RunResult run_tool(const std::string& tool, const std::string& args, const std::string& stdin_data) {

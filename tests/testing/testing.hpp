@@ -29,6 +29,11 @@ RunResult run(const std::string& command, const std::string& stdin_data = "");
 // Runs a built tool: tool("zebusim") + " " + args.
 RunResult run_tool(const std::string& tool, const std::string& args, const std::string& stdin_data = "");
 
+// The ONNX file of a torchvision model (random weights, eval mode), exported
+// once with examples/models/export_torchvision.py (python3-torch) and cached
+// under the build directory. Fails the test with the reason when export fails.
+std::string torchvision_onnx(const std::string& name, const std::string& export_args = "");
+
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& data);
 
