@@ -147,6 +147,16 @@ struct Shared {
   std::map<int64_t, DramAct> act_dram;    // DRAM load transfer id -> location of the stored tensor
   std::map<int64_t, DramAct> store_dram;  // DRAM store transfer id -> where it goes
   std::map<int64_t, int> group_of;        // workload id -> fusion group
+  // Cores share DRAM but no queue tokens: a store read back by another core
+  // is followed by a one-pixel send to that core, and the reading core's
+  // first load of it waits for the matching receive (tag: the load's id).
+  struct SyncTarget {
+    int64_t core;    // the core loading the data
+    int64_t load;    // the "-1"/out load (the tag of the pair)
+    int64_t reader;  // the workload on that core that first reads it
+  };
+  std::map<int64_t, std::vector<SyncTarget>> sync_out;  // store id -> who loads it back on other cores
+  std::map<int64_t, std::vector<int64_t>> sync_in;      // load id -> cores of the stores it reads
 };
 
 const fir::Layer& layer_of(const Shared& sh, const std::string& name, const std::string& pointer) {
@@ -212,6 +222,9 @@ class CoreAssembler {
   void ldw(size_t k, const BufferTensor& b, isa::Mapping m);
   void lda(size_t k, const BufferTensor& b, isa::Mapping m);
   void sta(size_t k, const BufferTensor& b, int64_t store_tid);
+  void sync_send(const isa::Mapping& m, int64_t l2_address, const Range& stored, int64_t reader, int64_t tag);
+  void emit_syncs(int64_t before);
+  void sync_receive(const isa::Mapping& m, const BufferTensor& b, int64_t writer, int64_t tag);
   void dt(size_t k, const BufferTensor& src, const BufferTensor& dst, const std::vector<int32_t>& consumers);
   void so(size_t k, const BufferTensor& src, const sir::Destination& d, int64_t tid);
   void si(size_t k, const BufferTensor& b, isa::Mapping m);
@@ -241,6 +254,14 @@ class CoreAssembler {
     int64_t tid;
   };
   std::vector<PendingStore> pending_stores_;
+  std::set<int64_t> loaded_;  // DRAM loads emitted on this core
+  struct ReadySync {
+    int64_t key;  // the reading workload's id
+    int64_t core, tag, l2_address;
+    Range stored;
+    isa::Mapping mapping;
+  };
+  std::vector<ReadySync> ready_syncs_;  // stores made whose completion is not yet sent
 };
 
 // ------------------------------------------------------------------ lookups
@@ -381,11 +402,17 @@ void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swa
   Instruction cv(Opcode::pe_conv);
   cv.mapping = mp;
   cv.set(Param::PS, 0);
-  cv.set(Param::SPHI, -pad[0]);
-  cv.set(Param::SPWI, -pad[2]);
+  const auto& il = t.ifmap_lower;
+  // SPHI/SPWI: the row and column of the STile box where the window starts
+  // (negative inside the top/left padding); the PE reads what lies outside
+  // the box as padding. The original tool chain writes -padding, which is the
+  // start for every tile that begins at the box's corner; a tile that starts
+  // further in only needs its true start when it reaches past the box's
+  // bottom (right) edge, so only then does it differ from the reference.
+  cv.set(Param::SPHI, pad[1] > 0 ? il[2] - pad[0] - ifm.org[2] : -pad[0]);
+  cv.set(Param::SPWI, pad[3] > 0 ? il[3] - pad[2] - ifm.org[3] : -pad[2]);
   cv.set(Param::SBSG, 0);
   cv.set(Param::DBSG, 0);
-  const auto& il = t.ifmap_lower;
   const auto& ol = t.ofmap_lower;
   cv.set(Param::STaddr, ifm.addr(il[0], il[1], il[2] - pad[0], il[3] - pad[2]));
   cv.set(Param::SWaddr, swaddr);
@@ -489,44 +516,48 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   const bool float_in = L.input_dtype[0] == "float16";
   const int64_t iqen = (sh_.dialect == Dialect::Wl0 && float_in) ? 0 : 1;
   const int64_t gpmd = L.has_relu_group() ? 69 : 4;
-  int64_t daddr = ofm.addr(rol[0], rol[1], rol[2], rol[3]);
-  if (daddr < ofm.base || daddr >= ofm.base + ofm.size)
-    fail(sh_.o, p + "/tile_info/tile_num_" + std::to_string(ti),
-         "the workload's ofmap corner is outside its buffer [" + std::to_string(ofm.base) + ", " +
-             std::to_string(ofm.base + ofm.size) + ")");
-  Meta m;
-  m.kind = Kind::Compute;
-  for (const auto& x : ifms) m.reads.push_back(x.range());
-  m.writes = {{Space::L2, daddr, ofm.base + ofm.size}};
-  if (pool) {
-    const auto& pad = t.tile_padding_tblr;
-    Instruction in(Opcode::vp_pool);
-    in.mapping = mp;
-    in.set(Param::IQEN, iqen);
-    in.set(Param::QEN, 3);
-    in.set(Param::SHMD, 0);
-    in.set(Param::GPMD, gpmd);
-    in.set(Param::LUT, maxpool ? 17 : 56);
-    in.set(Param::IPH, -pad[0]);
-    in.set(Param::IPW, -pad[2]);
-    in.set(Param::STaddr, ifms[0].addr(ril[0], ril[1], ril[2] - pad[0], ril[3] - pad[2]));
-    in.set(Param::DTaddr, daddr);
-    emit(std::move(in), std::move(m));
-  } else {
-    Instruction in(Opcode::vp_self);
-    in.mapping = mp;
-    in.set(Param::IQEN, iqen);
-    in.set(Param::QEN, 3);
-    in.set(Param::SHMD, 0);
-    in.set(Param::GPMD, gpmd);
-    in.set(Param::TM, 0);
-    in.set(Param::LUT, L.op == fir::Op::ElementWiseAdd ? 18 : 16);
-    int64_t a0 = ifms[0].addr(ril[0], ril[1], ril[2], ril[3]);
-    int64_t a1 = ifms.size() > 1 ? ifms[1].addr(ril[0], ril[1], ril[2], ril[3]) : a0;
-    in.set(Param::STaddr, a0);
-    in.set(Param::STaddr1, a1);
-    in.set(Param::DTaddr, daddr);
-    emit(std::move(in), std::move(m));
+  // A VP instruction processes one sample ([C, H, W]): a tile of several
+  // samples is one instruction per sample, each at that sample's addresses.
+  for (int64_t n = 0; n < od[0]; ++n) {
+    int64_t daddr = ofm.addr(rol[0] + n, rol[1], rol[2], rol[3]);
+    if (daddr < ofm.base || daddr >= ofm.base + ofm.size)
+      fail(sh_.o, p + "/tile_info/tile_num_" + std::to_string(ti),
+           "the workload's ofmap corner is outside its buffer [" + std::to_string(ofm.base) + ", " +
+               std::to_string(ofm.base + ofm.size) + ")");
+    Meta m;
+    m.kind = Kind::Compute;
+    for (const auto& x : ifms) m.reads.push_back(x.range());
+    m.writes = {{Space::L2, daddr, ofm.base + ofm.size}};
+    if (pool) {
+      const auto& pad = t.tile_padding_tblr;
+      Instruction in(Opcode::vp_pool);
+      in.mapping = mp;
+      in.set(Param::IQEN, iqen);
+      in.set(Param::QEN, 3);
+      in.set(Param::SHMD, 0);
+      in.set(Param::GPMD, gpmd);
+      in.set(Param::LUT, maxpool ? 17 : 56);
+      in.set(Param::IPH, -pad[0]);
+      in.set(Param::IPW, -pad[2]);
+      in.set(Param::STaddr, ifms[0].addr(ril[0] + n, ril[1], ril[2] - pad[0], ril[3] - pad[2]));
+      in.set(Param::DTaddr, daddr);
+      emit(std::move(in), std::move(m));
+    } else {
+      Instruction in(Opcode::vp_self);
+      in.mapping = mp;
+      in.set(Param::IQEN, iqen);
+      in.set(Param::QEN, 3);
+      in.set(Param::SHMD, 0);
+      in.set(Param::GPMD, gpmd);
+      in.set(Param::TM, 0);
+      in.set(Param::LUT, L.op == fir::Op::ElementWiseAdd ? 18 : 16);
+      int64_t a0 = ifms[0].addr(ril[0] + n, ril[1], ril[2], ril[3]);
+      int64_t a1 = ifms.size() > 1 ? ifms[1].addr(ril[0] + n, ril[1], ril[2], ril[3]) : a0;
+      in.set(Param::STaddr, a0);
+      in.set(Param::STaddr1, a1);
+      in.set(Param::DTaddr, daddr);
+      emit(std::move(in), std::move(m));
+    }
   }
 }
 
@@ -635,6 +666,11 @@ void CoreAssembler::lda(size_t k, const BufferTensor& b, isa::Mapping m) {
   auto rd = dims_of(ot->lower, ot->upper);
   std::array<int64_t, 4> rl;  // the region's corner within the DRAM tensor
   for (int i = 0; i < 4; ++i) rl[i] = ot->lower[i] - it->second.origin[i];
+  // The first load of data other cores stored waits until they say it is there.
+  if (loaded_.insert(tid).second)
+    if (auto si = sh_.sync_in.find(tid); si != sh_.sync_in.end())
+      for (int64_t writer : si->second)
+        if (writer != core_.id) sync_receive(m, b, writer, tid);
   Instruction c(Opcode::lda_cfg);
   c.mapping = m;
   c.set(Param::SME, 1);
@@ -678,8 +714,69 @@ void CoreAssembler::sta(size_t k, const BufferTensor& b, int64_t store_tid) {
   Meta meta;
   meta.kind = Kind::Store;
   meta.reads = {{Space::L2, b.address, b.address + b.size}};
-  meta.writes = {{Space::DramActivations, it->second.address,
-                  it->second.address + d[0] * d[1] * d[2] * d[3] * it->second.bytes}};
+  const Range stored{Space::DramActivations, it->second.address,
+                     it->second.address + d[0] * d[1] * d[2] * d[3] * it->second.bytes};
+  meta.writes = {stored};
+  emit(std::move(in), std::move(meta));
+  if (auto so = sh_.sync_out.find(store_tid); so != sh_.sync_out.end())
+    for (const auto& t : so->second) ready_syncs_.push_back({t.reader, t.core, t.load, b.address, stored, m});
+}
+
+// Sends the completion messages of stores already made whose readers come
+// before workload `before` in the global (topological) workload order. Sends
+// and receives thus follow one order on every core, which keeps the
+// rendezvous free of cycles, and a send never holds up this core's next
+// writes to the stored buffer.
+void CoreAssembler::emit_syncs(int64_t before) {
+  std::stable_sort(ready_syncs_.begin(), ready_syncs_.end(),
+                   [](const ReadySync& a, const ReadySync& b) { return a.key < b.key; });
+  size_t n = 0;
+  while (n < ready_syncs_.size() && ready_syncs_[n].key < before) ++n;
+  for (size_t i = 0; i < n; ++i) {
+    const ReadySync& r = ready_syncs_[i];
+    sync_send(r.mapping, r.l2_address, r.stored, r.core, r.tag);
+  }
+  ready_syncs_.erase(ready_syncs_.begin(), ready_syncs_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+// A one-pixel send telling core `reader` that the store (DRAM range `stored`)
+// is complete: it reads the stored range, so it waits for the store.
+void CoreAssembler::sync_send(const isa::Mapping& m, int64_t l2_address, const Range& stored, int64_t reader,
+                              int64_t tag) {
+  Instruction c(Opcode::so_cfg);
+  c.mapping = m;
+  c.set_enum(Param::DF, isa::DataFmt::INT8);
+  c.set_list(Param::STile, {1, 1, 1});
+  emit_cfg(c);
+  Instruction in(Opcode::so_mov);
+  in.mapping = m;
+  in.set(Param::DCORE, reader);
+  in.set(Param::TAG, tag);
+  in.set(Param::STaddr, l2_address);
+  in.set_list(Param::Tile, {1, 1, 1, 1});
+  Meta meta;
+  meta.kind = Kind::Send;
+  meta.reads = {{Space::L2, l2_address, l2_address + 1}, stored};
+  emit(std::move(in), std::move(meta));
+}
+
+// The matching receive, into the first byte of the buffer the load fills
+// next: it writes the buffer, so the load waits for it.
+void CoreAssembler::sync_receive(const isa::Mapping& m, const BufferTensor& b, int64_t writer, int64_t tag) {
+  Instruction c(Opcode::si_cfg);
+  c.mapping = m;
+  c.set_enum(Param::DF, isa::DataFmt::INT8);
+  c.set_list(Param::DTile, {1, 1, 1});
+  emit_cfg(c);
+  Instruction in(Opcode::si_mov);
+  in.mapping = m;
+  in.set(Param::SCORE, writer);
+  in.set(Param::TAG, tag);
+  in.set(Param::DTaddr, b.address);
+  in.set_list(Param::Tile, {1, 1, 1, 1});
+  Meta meta;
+  meta.kind = Kind::Receive;
+  meta.writes = {{Space::L2, b.address, b.address + b.size}};
   emit(std::move(in), std::move(meta));
 }
 
@@ -854,6 +951,7 @@ void CoreAssembler::workload(size_t k) {
     if (l.type == Load::Weights) emit_load(k, l);
     else own_rest.push_back(l);
   flush_stores();
+  emit_syncs(w.workload_id);
   auto tiles = tiles_in_order(k);
   const sir::WeightBufferEntry* core_entry = nullptr;
   if (w.layer_type == sir::LayerType::Pe)
@@ -1071,6 +1169,7 @@ std::vector<Built> CoreAssembler::run() {
     workload(k);
   }
   flush_stores();
+  emit_syncs(std::numeric_limits<int64_t>::max());
   Instruction ed(Opcode::ct_ed);
   ed.mapping = mapping(W().size() - 1, -1);
   emit(std::move(ed), Meta{Kind::Control, {}, {}, -1});
@@ -1092,6 +1191,37 @@ void layout_dram(Shared& sh) {
   for (const auto& r : lay.stores) {
     sh.store_dram[r.transfer_id] = act(r);
     for (int64_t t : r.reloads) sh.act_dram[t] = act(r);
+  }
+}
+
+// Cross-core DRAM dependencies: the cores that load each stored region back.
+void plan_dram_sync(Shared& sh) {
+  std::map<int64_t, std::set<int64_t>> loaders;  // DRAM load id -> cores loading it
+  std::map<std::pair<int64_t, int64_t>, int64_t> reader;  // (core, load id) -> first workload reading it
+  for (const auto& core : sh.s.cores)
+    for (const auto& w : core.workloads) {
+      for (const auto& b : w.buffer)
+        if (b.newly_added && *b.newly_added && b.type != sir::TensorType::Weight && b.source && !b.source->empty() &&
+            (*b.source)[0].type == sir::Endpoint::Dram)
+          loaders[(*b.source)[0].transfer_id].insert(core.id);
+      for (const auto& f : w.ifmap)
+        for (int64_t t : f.transfer_id) reader.emplace(std::make_pair(core.id, t), w.workload_id);
+    }
+  for (const auto& x : sh.s.dram.in) {
+    if (!x.related_ofmap) continue;
+    for (int64_t r : *x.related_ofmap) {
+      auto it = loaders.find(r);
+      if (it == loaders.end()) continue;
+      bool other = false;
+      for (int64_t c : it->second)
+        if (c != x.core_id) {
+          auto rd = reader.find({c, r});
+          int64_t key = rd != reader.end() ? rd->second : x.workload_id;
+          sh.sync_out[x.transfer_id].push_back({c, r, key});
+          other = true;
+        }
+      if (other) sh.sync_in[r].push_back(x.core_id);
+    }
   }
 }
 
@@ -1165,6 +1295,7 @@ isa::Program assemble(const sir::Schedule& schedule, const fir::Graph& graph, co
     }
   }
   layout_dram(sh);
+  plan_dram_sync(sh);
   for (const auto& core : schedule.cores) compute_groups(sh, core);
   isa::Program prog;
   TokenRules rules = rules_for(sh.dialect);
