@@ -112,7 +112,7 @@ class Runner {
   void check_operands(size_t i);
   void check_output(size_t i);
   void note_writes(size_t i);
-  std::string writer_story(size_t reader, const Block& byte) const;
+  std::string writer_story(size_t reader, const Block& byte, const std::string& producer) const;
   void capture(size_t i);
   std::vector<NamedTensor> gather_outputs(const assembler::DramLayout& layout) const;
 
@@ -302,7 +302,7 @@ void Runner::build_checks() {
   }
 }
 
-std::string Runner::writer_story(size_t reader, const Block& byte) const {
+std::string Runner::writer_story(size_t reader, const Block& byte, const std::string& producer) const {
   std::string s;
   int32_t w = -1;
   if (byte.space == Space::L2) {
@@ -311,9 +311,16 @@ std::string Runner::writer_story(size_t reader, const Block& byte) const {
   }
   if (w >= 0) s += "; it was last written by " + describe(size_t(w));
   else s += "; the program never wrote it before";
-  // A writer of the byte that ended only after the reader started.
+  // A writer of the byte that ended only after the reader started: the
+  // producer's own instruction, or a move bringing data for the reader's layer.
+  const fir::Layer* prod = g_.find(producer);
+  const int32_t reader_layer = p_.instructions[reader].mapping.slyr;
   for (size_t j = 0; j < p_.size(); ++j) {
-    if (j == reader || t_[j].end <= t_[reader].start || p_.instructions[j].mapping.core != byte.core) continue;
+    const Instruction& wj = p_.instructions[j];
+    if (j == reader || t_[j].end <= t_[reader].start || wj.mapping.core != byte.core) continue;
+    bool relevant = is_compute(wj.op()) ? (prod && wj.mapping.slyr == prod->layer_index)
+                                        : wj.mapping.clyr.contains(reader_layer);
+    if (!relevant) continue;
     for (const Block& b : m_->step(j).writes)
       if (blocks_overlap(b, byte)) {
         return s + "; " + describe(j) + " writes it and ended only after this instruction started: a missing dependency?";
@@ -348,7 +355,7 @@ void Runner::check_operands(size_t i) {
             diverge("divergence in layer '" + c.layer->name + "': " + describe(i) + " reads operand " + std::to_string(k) +
                     " (the output of '" + producer + "') at " + coord_text(n, ch, h, w) + " = " + gd.value_text(mem + addr) +
                     " from L2 of core " + std::to_string(c.out.core) + " byte " + std::to_string(addr) + ", golden " +
-                    gd.value_text(want) + writer_story(i, byte));
+                    gd.value_text(want) + writer_story(i, byte, producer));
           }
   }
 }

@@ -1,0 +1,134 @@
+#include "func_test_util.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "../testing/testing.hpp"
+#include "asm/asm.hpp"
+#include "frontend/pipeline.hpp"
+#include "irgen/irgen.hpp"
+#include "isa/program_io.hpp"
+#include "sim/sim.hpp"
+#include "support/io.hpp"
+#include "support/npy.hpp"
+
+namespace fs = std::filesystem;
+using namespace cct;
+
+namespace func_test {
+
+const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag) {
+  static std::map<std::string, Compiled> cache;
+  std::string key = tag + "_b" + std::to_string(batch);
+  if (auto it = cache.find(key); it != cache.end()) return it->second;
+  Compiled c;
+  c.dir = testing::temp_dir("func_models/" + key);
+  frontend::ImportOptions io;
+  io.batch = batch;
+  frontend::CompileOptions o;
+  o.import = io;
+  o.calib_random = 8;
+  o.golden = true;
+  frontend::CompileResult r = frontend::compile(frontend::load_model(model_path, io), o);
+  for (const auto& [name, a] : r.files) write_npy((fs::path(c.dir) / name).string(), a);
+  for (const auto& [name, a] : r.golden) write_npy((fs::path(c.dir) / name).string(), a);
+  c.fir_path = (fs::path(c.dir) / (tag + ".fir.json")).string();
+  write_output(c.fir_path, r.fir_text);
+  c.graph = fir::read_fir(c.fir_path);
+  const fir::Layer* first = c.graph.in_index_order().front();
+  c.input_path = (fs::path(c.dir) / *first->file("input_activation1")).string();
+  c.input = read_npy(c.input_path);
+  return cache.emplace(key, std::move(c)).first->second;
+}
+
+const Compiled& tiny(int batch) {
+  return compile_model(testing::source_dir() + "/examples/tiny_resnet/tiny_resnet.onnx", batch, "tiny");
+}
+
+mapping::Mapping single_core(const fir::Graph& g, const std::string& arch) {
+  mapping::Mapping m;
+  m.arch = arch;
+  auto order = g.in_index_order();
+  m.batch = order.front()->output_shape.front().front();
+  for (const fir::Layer* l : order) {
+    if (l->device != fir::Device::Npu) continue;
+    mapping::Segment s;
+    mapping::LayerMapping lm;
+    lm.layer = l->name;
+    lm.cores = {0};
+    s.layers.push_back(lm);
+    m.segments.push_back(s);
+  }
+  return m;
+}
+
+mapping::Mapping pipeline(const fir::Graph& g, const std::string& arch, int cores, int groups) {
+  mapping::Mapping m;
+  m.arch = arch;
+  auto order = g.in_index_order();
+  m.batch = order.front()->output_shape.front().front();
+  mapping::Segment s;
+  s.batch_groups = groups;
+  for (const fir::Layer* l : order) {
+    if (l->device != fir::Device::Npu) continue;
+    mapping::LayerMapping lm;
+    lm.layer = l->name;
+    lm.cores = {int64_t(s.layers.size())};
+    s.layers.push_back(lm);
+    if (int(s.layers.size()) == cores) m.segments.push_back(s), s.layers.clear();
+  }
+  if (!s.layers.empty()) m.segments.push_back(s);
+  return m;
+}
+
+std::vector<trace::Timing> retime(const isa::Program& p, const arch::Architecture& a) {
+  sim::Options o;
+  o.extras = false;
+  return sim::simulate(p, a, o).timing;
+}
+
+Built build(const Compiled& c, const mapping::Mapping& m, const arch::Architecture& a, const std::string& dir) {
+  Built b;
+  b.sir = irgen::generate(c.graph, m, a);
+  b.program = assembler::assemble(b.sir, c.graph, a);
+  b.timing = retime(b.program, a);
+  b.sir_path = (fs::path(dir) / "model.sir.json").string();
+  b.program_path = (fs::path(dir) / "model.asm").string();
+  sir::write_sir(b.sir_path, b.sir);
+  isa::write_program(b.program_path, b.program, isa::Syntax::JsonLines);
+  return b;
+}
+
+func::Result run(const Compiled& c, const Built& b, const isa::Program& program, const std::vector<trace::Timing>& timing,
+                 const arch::Architecture& a, bool golden) {
+  func::Options o;
+  o.program_file = "model.asm";
+  if (golden) o.golden_dir = c.dir;
+  return func::run(program, timing, a, c.graph, b.sir, func::directory_npy_loader(c.dir), {c.input}, o);
+}
+
+std::vector<interp::QTensor> interpret(const Compiled& c) {
+  interp::FirExecutor ex(c.graph, interp::directory_loader(c.dir));
+  interp::Tensor x = interp::Tensor::floats(c.input.shape, c.input.to_float());
+  return ex.run({x});
+}
+
+void write_goldens(const fir::Graph& g, const interp::FirExecutor::Loader& load, const NpyArray& input,
+                   const std::string& dir) {
+  interp::FirExecutor ex(g, load);
+  interp::Tensor x = interp::Tensor::floats(input.shape, input.to_float());
+  ex.run({x}, [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&, const interp::QTensor& out) {
+    if (const std::string* f = l.file("output_activation1")) write_npy((fs::path(dir) / *f).string(), out.to_npy());
+  });
+}
+
+bool same_bits(const interp::QTensor& a, const interp::QTensor& b) {
+  if (a.dtype != b.dtype || a.shape != b.shape) return false;
+  NpyArray x = a.to_npy(), y = b.to_npy();
+  return x.bytes == y.bytes;
+}
+
+}  // namespace func_test

@@ -1,0 +1,64 @@
+// Shared helpers of the functional-simulation tests: a model compiled by
+// onnx2fir's pipeline (weights and golden activations on disk), mappings,
+// the irgen -> asm -> timing chain, and the reference interpreter's outputs.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "arch/arch.hpp"
+#include "fir/fir.hpp"
+#include "func/functional.hpp"
+#include "interp/fir_exec.hpp"
+#include "isa/program.hpp"
+#include "mapping/mapping.hpp"
+#include "sir/sir.hpp"
+#include "trace/trace.hpp"
+
+namespace func_test {
+
+// A FIR in a directory with its .npy files and golden activations.
+struct Compiled {
+  std::string dir;       // weights, biases, scales, goldens
+  std::string fir_path;  // dir/<name>.fir.json
+  cct::fir::Graph graph;
+  std::string input_path;  // the golden input of the first layer
+  cct::NpyArray input;
+};
+
+// onnx2fir's pipeline (8 seeded calibration inputs, golden activations) on a
+// model at a batch size; compiled once per process and tag.
+const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag);
+// examples/tiny_resnet/tiny_resnet.onnx
+const Compiled& tiny(int batch);
+
+// Every accelerator layer on core 0, one per segment.
+cct::mapping::Mapping single_core(const cct::fir::Graph& g, const std::string& arch);
+// Segments of `cores` consecutive layers, the j-th on core j, `groups` batch groups.
+cct::mapping::Mapping pipeline(const cct::fir::Graph& g, const std::string& arch, int cores, int groups);
+
+// irgen, asm and the timing model; the SIR and program are also written to `dir`.
+struct Built {
+  cct::sir::Schedule sir;
+  cct::isa::Program program;
+  std::vector<cct::trace::Timing> timing;
+  std::string sir_path, program_path;
+};
+Built build(const Compiled& c, const cct::mapping::Mapping& m, const cct::arch::Architecture& a, const std::string& dir);
+// Re-times a (modified) program.
+std::vector<cct::trace::Timing> retime(const cct::isa::Program& p, const cct::arch::Architecture& a);
+
+// The functional run of a built program.
+cct::func::Result run(const Compiled& c, const Built& b, const cct::isa::Program& program,
+                      const std::vector<cct::trace::Timing>& timing, const cct::arch::Architecture& a, bool golden);
+
+// The quantized FIR interpreter's graph outputs for the compiled input.
+std::vector<cct::interp::QTensor> interpret(const Compiled& c);
+// Writes every layer's output (the interpreter's) as output_activation1 files into dir.
+void write_goldens(const cct::fir::Graph& g, const cct::interp::FirExecutor::Loader& load, const cct::NpyArray& input,
+                   const std::string& dir);
+
+// Bit-for-bit equality of two tensors (dtype, shape, values; float16 compared as float16 bits).
+bool same_bits(const cct::interp::QTensor& a, const cct::interp::QTensor& b);
+
+}  // namespace func_test

@@ -1,0 +1,285 @@
+// zebusim --functional: layouts, the instruction semantics end to end against
+// the quantized FIR interpreter, the divergence finder, errors, the tool.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "../testing/testing.hpp"
+#include "func/layout.hpp"
+#include "func/machine.hpp"
+#include "func_test_util.hpp"
+#include "interp/int8_ops.hpp"
+#include "isa/program_io.hpp"
+#include "support/error.hpp"
+#include "support/npy.hpp"
+
+namespace fs = std::filesystem;
+using namespace cct;
+using func_test::Built;
+using func_test::Compiled;
+
+namespace {
+
+const arch::Architecture& arch_named(const std::string& name) {
+  static std::map<std::string, arch::Architecture> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) it = cache.emplace(name, arch::load_architecture(name)).first;
+  return it->second;
+}
+
+// The error a functional run throws, or an empty message.
+std::pair<int, std::string> run_error(const Compiled& c, const Built& b, const isa::Program& p, const arch::Architecture& a) {
+  try {
+    func_test::run(c, b, p, func_test::retime(p, a), a, true);
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  }
+  return {0, ""};
+}
+
+size_t nth(const isa::Program& p, isa::Opcode op, int n) {
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p.instructions[i].op() == op && n-- == 0) return i;
+  FAIL("the program has too few " << isa::mnemonic(op));
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("layouts: L2 boxes pad each pixel's channels, weight records carry bias and channel scale") {
+  const auto& a = arch_named("zebu-1core");
+  int32_t chw[3] = {3, 4, 5};
+  func::Box b = func::make_box(a, chw, 2);
+  CHECK(b.pixel == 8);  // 3 FP16 channels = 6 bytes, padded to 8
+  CHECK(b.row() == 40);
+  CHECK(b.offset(1, 2, 3, 4) == ((1 * 4 + 3) * 5 + 4) * 8 + 2 * 2);
+  func::Box packed = func::make_box(a, chw, 2, true);
+  CHECK(packed.pixel == 6);
+
+  func::WeightRecord r = func::weight_record(a, 3, 2, 2, 1);
+  CHECK(r.cpad == 8);
+  CHECK(r.bytes() == 8 * 4 + a.core.weight_extra_bytes_per_out_channel);
+  // Two output channels of a [2, 3, 2, 2] kernel, values k*100 + c*10 + tap.
+  std::vector<int8_t> k(24);
+  for (int o = 0; o < 2; ++o)
+    for (int c = 0; c < 3; ++c)
+      for (int t = 0; t < 4; ++t) k[size_t((o * 3 + c) * 4 + t)] = int8_t(o * 50 + c * 10 + t);
+  float bias[2] = {1.5f, -2.25f}, scale[2] = {0.125f, 3.0f};
+  std::vector<uint8_t> out;
+  func::pack_weights(r, k.data(), bias, scale, 1, 1, out);  // channel 1 only
+  REQUIRE(out.size() == size_t(r.bytes()));
+  for (int t = 0; t < 4; ++t) {
+    for (int c = 0; c < 3; ++c) CHECK(int8_t(out[size_t(t * 8 + c)]) == 50 + c * 10 + t);
+    for (int c = 3; c < 8; ++c) CHECK(out[size_t(t * 8 + c)] == 0);
+  }
+  float got_bias, got_scale;
+  std::memcpy(&got_bias, out.data() + r.kernel_bytes() + func::kBiasOffset, 4);
+  std::memcpy(&got_scale, out.data() + r.kernel_bytes() + func::kChannelScaleOffset, 4);
+  CHECK(got_bias == -2.25f);
+  CHECK(got_scale == 3.0f);
+}
+
+TEST_CASE("blocks: overlap is exact, not by extent") {
+  func::Block a{func::Space::L2, 0, 0, 1, 2, 1, 0, 64, 8, 8};  // bytes [0, 8) and [64, 72)
+  func::Block b = a;
+  b.base = 16;  // [16, 24) and [80, 88): inside a's extent, no shared byte
+  CHECK_FALSE(func::blocks_overlap(a, b));
+  b.base = 60;  // [60, 68) meets [64, 72)
+  CHECK(func::blocks_overlap(a, b));
+  b.core = 1;  // another core's L2
+  CHECK_FALSE(func::blocks_overlap(a, b));
+}
+
+TEST_CASE("the tiny ResNet runs bit for bit like the interpreter, every layer matching its golden") {
+  struct Case {
+    const char* arch;
+    int batch;
+    bool pipelined;
+  } cases[] = {{"zebu-1core", 1, false}, {"zebu-1core", 4, false}, {"chip-64tops", 1, true}, {"chip-64tops", 4, true}};
+  for (const auto& k : cases) {
+    CAPTURE(k.arch);
+    CAPTURE(k.batch);
+    const auto& a = arch_named(k.arch);
+    const Compiled& c = func_test::tiny(k.batch);
+    auto m = k.pipelined ? func_test::pipeline(c.graph, k.arch, a.core_count(), k.batch > 1 ? 2 : 1)
+                         : func_test::single_core(c.graph, k.arch);
+    Built b = func_test::build(c, m, a, testing::temp_dir("func_tiny"));
+    func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+    auto want = func_test::interpret(c);
+    REQUIRE(r.outputs.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
+    int64_t npu_layers = 0;
+    for (const auto& l : c.graph.layers()) npu_layers += l.device == fir::Device::Npu;
+    CHECK(r.layers_checked == npu_layers);
+    CHECK(r.elements_checked > 0);
+    int64_t macs = 0;
+    for (const auto& l : c.graph.layers()) macs += fir::macs(l);
+    CHECK(r.macs == macs);
+    if (k.pipelined) {
+      std::set<int32_t> cores;
+      for (const auto& in : b.program.instructions) cores.insert(in.mapping.core);
+      CHECK(cores.size() > 1);
+    }
+  }
+}
+
+TEST_CASE("divergence finder: a shifted address is caught and the layer reading it named") {
+  const auto& a = arch_named("zebu-1core");
+  const Compiled& c = func_test::tiny(1);
+  Built b = func_test::build(c, func_test::single_core(c.graph, "zebu-1core"), a, testing::temp_dir("func_shift"));
+  // The third convolution writes its output 64 bytes off.
+  isa::Program p = b.program;
+  size_t i = nth(p, isa::Opcode::pe_conv, 2);
+  p.instructions[i].set(isa::Param::DTaddr, p.instructions[i].get(isa::Param::DTaddr) + 64);
+  auto [code, msg] = run_error(c, b, p, a);
+  INFO(msg);
+  CHECK(code == kExitCheckFailed);
+  CHECK(msg.find("divergence in layer '") != std::string::npos);
+  CHECK(msg.find("reads operand") != std::string::npos);
+  CHECK(msg.find("golden") != std::string::npos);
+  // The reader is a consumer of the shifted layer.
+  const fir::Layer* shifted = nullptr;
+  for (const auto& l : c.graph.layers())
+    if (l.layer_index == p.instructions[i].mapping.slyr) shifted = &l;
+  REQUIRE(shifted);
+  bool names_consumer = false;
+  for (const auto& n : shifted->next_layer) names_consumer |= msg.find("divergence in layer '" + n + "'") != std::string::npos;
+  CHECK(names_consumer);
+
+  // A shifted weight address: the convolution's own output is wrong.
+  p = b.program;
+  i = nth(p, isa::Opcode::pe_conv, 1);
+  p.instructions[i].set(isa::Param::SWaddr, p.instructions[i].get(isa::Param::SWaddr) + 1);
+  std::tie(code, msg) = run_error(c, b, p, a);
+  INFO(msg);
+  CHECK(code == kExitCheckFailed);
+  CHECK(msg.find("wrote") != std::string::npos);
+  CHECK(msg.find("while its operands matched") != std::string::npos);
+}
+
+TEST_CASE("divergence finder: a moved token is caught") {
+  const auto& a = arch_named("zebu-1core");
+  const Compiled& c = func_test::tiny(1);
+  Built b = func_test::build(c, func_test::single_core(c.graph, "zebu-1core"), a, testing::temp_dir("func_token"));
+  // The first convolution no longer waits for the quantization feeding it;
+  // the token goes to the next PE instruction instead (the counts balance).
+  isa::Program p = b.program;
+  size_t i = nth(p, isa::Opcode::pe_conv, 0);
+  auto& first = p.instructions[i];
+  REQUIRE(first.prev.contains(isa::Queue::VP));
+  isa::QueueList kept;
+  for (isa::Queue q : first.prev)
+    if (q != isa::Queue::VP) kept.push_back(q);
+  first.prev = kept;
+  p.instructions[nth(p, isa::Opcode::pe_conv, 1)].prev.push_back(isa::Queue::VP);
+  auto [code, msg] = run_error(c, b, p, a);
+  INFO(msg);
+  CHECK(code != 0);
+  CHECK((msg.find("race") != std::string::npos || msg.find("divergence") != std::string::npos));
+  CHECK(msg.find("model.asm:" + std::to_string(i + 1)) != std::string::npos);
+}
+
+TEST_CASE("errors: missing weights, wrong input shape, missing golden file") {
+  const auto& a = arch_named("zebu-1core");
+  const Compiled& c = func_test::tiny(1);
+  Built b = func_test::build(c, func_test::single_core(c.graph, "zebu-1core"), a, testing::temp_dir("func_errors"));
+  // A data directory without one weight file.
+  std::string dir = testing::temp_dir("func_errors_data");
+  const fir::Layer* conv = nullptr;
+  for (const fir::Layer* l : c.graph.in_index_order())
+    if (!conv && l->op == fir::Op::Conv2d) conv = l;
+  for (const auto& e : fs::directory_iterator(c.dir))
+    if (e.path().filename() != *conv->file("k")) fs::copy(e.path(), fs::path(dir) / e.path().filename());
+  func::Options o;
+  try {
+    func::run(b.program, b.timing, a, c.graph, b.sir, func::directory_npy_loader(dir), {c.input}, o);
+    FAIL("a missing weight file was not reported");
+  } catch (const Error& e) {
+    CHECK(e.code() == kExitIo);
+    CHECK(std::string(e.what()).find(*conv->file("k")) != std::string::npos);
+    CHECK(std::string(e.what()).find(conv->name) != std::string::npos);
+  }
+  // An input of the wrong shape.
+  NpyArray wrong = NpyArray::from_float(std::vector<float>(3 * 16 * 16, 0.5f), {1, 3, 16, 16});
+  try {
+    func::check_inputs(c.graph, {wrong}, {"x.npy"});
+    FAIL("a wrong input shape was not reported");
+  } catch (const Error& e) {
+    CHECK(e.code() == kExitInvalidInput);
+    CHECK(std::string(e.what()).find("x.npy: shape [1, 3, 16, 16]") != std::string::npos);
+  }
+  // A golden directory without the goldens.
+  o.golden_dir = testing::temp_dir("func_errors_nogolden");
+  try {
+    func::run(b.program, b.timing, a, c.graph, b.sir, func::directory_npy_loader(c.dir), {c.input}, o);
+    FAIL("a missing golden file was not reported");
+  } catch (const Error& e) {
+    CHECK(e.code() == kExitIo);
+    CHECK(std::string(e.what()).find("golden output of layer") != std::string::npos);
+  }
+}
+
+TEST_CASE("zebusim --functional: outputs, dumps, the same trace, tool conventions") {
+  const auto& a = arch_named("chip-64tops");
+  const Compiled& c = func_test::tiny(4);
+  std::string dir = testing::temp_dir("func_tool");
+  Built b = func_test::build(c, func_test::pipeline(c.graph, "chip-64tops", a.core_count(), 2), a, dir);
+  std::string common = b.program_path + " --arch chip-64tops";
+  std::string func_args = common + " --functional --fir " + c.fir_path + " --sir " + b.sir_path + " --fir-data " + c.dir +
+                          " --input " + c.input_path;
+  auto plain = testing::run_tool("zebusim", common + " -o " + dir + "/plain.trace");
+  REQUIRE(plain.exit_code == 0);
+  // Layer to dump: the first convolution.
+  std::string conv;
+  for (const fir::Layer* l : c.graph.in_index_order())
+    if (conv.empty() && l->op == fir::Op::Conv2d) conv = l->name;
+  auto r = testing::run_tool("zebusim", func_args + " --golden " + c.dir + " --outputs " + dir + "/out --dump-layer " + conv +
+                                            " -o " + dir + "/func.trace");
+  INFO(r.err);
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("golden: 12 layers match") != std::string::npos);
+  CHECK(testing::read_file(dir + "/plain.trace") == testing::read_file(dir + "/func.trace"));
+  auto want = func_test::interpret(c);
+  auto got = interp::QTensor::from_npy(read_npy(dir + "/out/output1.npy"), "output1");
+  CHECK(func_test::same_bits(got, want[0]));
+  const fir::Layer* cl = c.graph.find(conv);
+  NpyArray dumped = read_npy(dir + "/out/" + conv + ".npy");
+  NpyArray golden = read_npy(c.dir + "/" + *cl->file("output_activation1"));
+  CHECK(dumped.shape == golden.shape);
+  CHECK(dumped.bytes == golden.bytes);
+  // Deterministic: a second run writes the same bytes.
+  auto r2 = testing::run_tool("zebusim", func_args + " --outputs " + dir + "/out2 -o " + dir + "/func2.trace");
+  REQUIRE(r2.exit_code == 0);
+  CHECK(testing::read_file(dir + "/out/output1.npy") == testing::read_file(dir + "/out2/output1.npy"));
+
+  // Usage errors.
+  CHECK(testing::run_tool("zebusim", common + " --fir " + c.fir_path).exit_code == kExitUsage);
+  auto nosir = testing::run_tool("zebusim", common + " --functional --fir " + c.fir_path + " --input " + c.input_path);
+  CHECK(nosir.exit_code == kExitUsage);
+  CHECK(nosir.err.find("--sir") != std::string::npos);
+  CHECK(testing::run_tool("zebusim", func_args + " --dump-layer " + conv).exit_code == kExitUsage);
+  CHECK(testing::run_tool("zebusim", func_args + " --outputs " + dir + "/o3 --dump-layer nosuchlayer").exit_code == kExitUsage);
+  // A wrong input shape and a missing input file.
+  write_npy(dir + "/wrong.npy", NpyArray::from_float(std::vector<float>(3 * 8 * 8, 0.0f), {1, 3, 8, 8}));
+  auto shape = testing::run_tool("zebusim", common + " --functional --fir " + c.fir_path + " --sir " + b.sir_path +
+                                                " --fir-data " + c.dir + " --input " + dir + "/wrong.npy");
+  CHECK(shape.exit_code == kExitInvalidInput);
+  CHECK(shape.err.find("wrong.npy: shape [1, 3, 8, 8]") != std::string::npos);
+  auto missing = testing::run_tool("zebusim", common + " --functional --fir " + c.fir_path + " --sir " + b.sir_path +
+                                                  " --input " + dir + "/nosuch.npy");
+  CHECK(missing.exit_code == kExitIo);
+  // A divergence: exit code 1 and nothing written.
+  isa::Program p = b.program;
+  size_t i = nth(p, isa::Opcode::pe_conv, 2);
+  p.instructions[i].set(isa::Param::DTaddr, p.instructions[i].get(isa::Param::DTaddr) + 64);
+  isa::write_program(dir + "/bad.asm", p, isa::Syntax::JsonLines);
+  auto bad = testing::run_tool("zebusim", dir + "/bad.asm --arch chip-64tops --functional --fir " + c.fir_path + " --sir " +
+                                              b.sir_path + " --fir-data " + c.dir + " --input " + c.input_path + " --golden " +
+                                              c.dir + " -o " + dir + "/bad.trace");
+  CHECK(bad.exit_code == kExitCheckFailed);
+  CHECK(bad.err.find("divergence in layer") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/bad.trace"));
+}

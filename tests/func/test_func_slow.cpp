@@ -1,0 +1,149 @@
+// Slow functional runs (label "slow"): torchvision ResNet-50 through the whole
+// chain, and the reference programs on the reference Frontend IR with the
+// weights onnx2fir generates for the same network.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "../testing/testing.hpp"
+#include "func_test_util.hpp"
+#include "isa/program_io.hpp"
+#include "support/error.hpp"
+#include "support/io.hpp"
+#include "support/npy.hpp"
+
+namespace fs = std::filesystem;
+using namespace cct;
+
+namespace {
+
+std::string weight_key(const fir::Layer& l) {
+  std::string k = l.operation;
+  if (auto ws = fir::weight_shape(l))
+    for (int64_t d : *ws) k += "," + std::to_string(d);
+  for (int64_t s : l.strides()) k += "/" + std::to_string(s);
+  return k;
+}
+
+// Pairs every reference layer with a layer of `ours` (the same network from
+// onnx2fir) by walking both graphs from the input: a layer pairs with the
+// consumer of its producers' partners that has the same operation, weight
+// shape and strides. A quantize layer the reference inserts without a partner
+// stands for its producer's data.
+std::map<std::string, std::string> pair_layers(const fir::Graph& ref, const fir::Graph& ours) {
+  std::map<std::string, std::string> match;
+  std::set<std::string> used;
+  for (const fir::Layer* r : ref.in_index_order()) {
+    std::vector<std::string> partners;
+    bool known = true;
+    for (const auto& p : r->previous_layer) {
+      if (!ref.find(p)) continue;
+      auto it = match.find(p);
+      if (it == match.end()) known = false;
+      else partners.push_back(it->second);
+    }
+    if (!known) continue;
+    std::vector<std::string> cands;
+    for (const auto& l : ours.layers()) {
+      if (weight_key(l) != weight_key(*r) || used.count(l.name)) continue;
+      bool reads = true;
+      if (partners.empty()) {
+        reads = std::any_of(l.previous_layer.begin(), l.previous_layer.end(),
+                            [](const std::string& n) { return fir::is_graph_input_name(n); });
+      } else {
+        for (const auto& p : partners)
+          reads = reads && std::find(l.previous_layer.begin(), l.previous_layer.end(), p) != l.previous_layer.end();
+      }
+      if (reads) cands.push_back(l.name);
+    }
+    if (cands.empty() && r->op == fir::Op::Quantize && partners.size() == 1) {
+      match[r->name] = partners[0];
+      continue;
+    }
+    REQUIRE_MESSAGE(cands.size() == 1, "reference layer " << r->name << " pairs with " << cands.size() << " layers");
+    match[r->name] = cands[0];
+    used.insert(cands[0]);
+  }
+  return match;
+}
+
+}  // namespace
+
+TEST_CASE("ResNet-50 batch 1 on zebu-1core: bit for bit, every layer golden, under a minute") {
+  const auto& c = func_test::compile_model(testing::torchvision_onnx("resnet50"), 1, "resnet50");
+  auto a = arch::load_architecture("zebu-1core");
+  auto b = func_test::build(c, func_test::single_core(c.graph, "zebu-1core"), a, testing::temp_dir("func_r50"));
+  auto t0 = std::chrono::steady_clock::now();
+  func::Result r = func_test::run(c, b, b.program, b.timing, a, false);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  MESSAGE("ResNet-50 b1 functional: " << r.macs << " MACs in " << secs << " s, " << double(r.macs) / secs / 1e9 << " GMAC/s");
+  CHECK(secs < 60.0);
+  auto want = func_test::interpret(c);
+  REQUIRE(r.outputs.size() == 1);
+  CHECK(func_test::same_bits(r.outputs[0].tensor, want[0]));
+  func::Result g = func_test::run(c, b, b.program, b.timing, a, true);
+  CHECK(g.layers_checked == 73);
+}
+
+TEST_CASE("the reference programs run on the reference Frontend IR with onnx2fir's weights") {
+  for (const char* net : {"resnet50", "resnet34"})
+    for (int batch : {1, 4}) {
+      CAPTURE(net);
+      CAPTURE(batch);
+      const auto& c = func_test::compile_model(testing::torchvision_onnx(net), batch, net);
+      std::string ref = testing::reference_dir() + "/gemini-ir";
+      std::string tag = "int8_" + std::string(net) + ".sim_quanti";
+      std::string fir_path = ref + "/frontend/int8_" + net + ".sim_quantized_b" + std::to_string(batch) + ".json";
+      std::string sir_path =
+          ref + "/scheduler/int8_" + net + ".sim_quantized_b" + std::to_string(batch) + "_c1_bw16_stschedule.json";
+      std::string asm_path = ref + "/asm/" + tag + "_b" + std::to_string(batch) + "_c1_bw16_asm.txt";
+      fir::Graph g = fir::read_fir(fir_path);
+      // The reference FIR names no per-channel weight scales: give each PE
+      // layer the files of its partner in onnx2fir's FIR.
+      auto match = pair_layers(g, c.graph);
+      std::string dir = testing::temp_dir(std::string("func_ref_") + net + std::to_string(batch));
+      int pe = 0;
+      for (auto& l : g.mutable_layers()) {
+        if (l.op != fir::Op::Conv2d && l.op != fir::Op::Dense) continue;
+        const fir::Layer* o = c.graph.find(match.at(l.name));
+        for (const char* role : {"k", "b", "k_scale"}) {
+          std::string name = l.name + "_" + role + ".npy";
+          fs::copy_file(fs::path(c.dir) / *o->file(role), fs::path(dir) / name);
+          bool found = false;
+          for (auto& [k, v] : l.file_list)
+            if (k == role) v = name, found = true;
+          if (!found) l.file_list.push_back({role, name});
+        }
+        ++pe;
+      }
+      CHECK(pe > 30);
+      func_test::write_goldens(g, interp::directory_loader(dir), c.input, dir);
+      isa::Program p = isa::read_program(asm_path);
+      sir::Schedule s = sir::read_sir(sir_path);
+      auto a = arch::load_architecture("zebu-1core");
+      auto timing = func_test::retime(p, a);
+      // No address, layout or ordering error.
+      func::Options o;
+      o.program_file = asm_path;
+      func::Result r;
+      REQUIRE_NOTHROW(r = func::run(p, timing, a, g, s, func::directory_npy_loader(dir), {c.input}, o));
+      CHECK(r.macs > 0);
+      // Against the interpreter on the same FIR and weights.
+      interp::FirExecutor ex(g, interp::directory_loader(dir));
+      auto want = ex.run({interp::Tensor::floats(c.input.shape, c.input.to_float())});
+      bool same = r.outputs.size() == want.size() && func_test::same_bits(r.outputs[0].tensor, want[0]);
+      std::string divergence = "none";
+      o.golden_dir = dir;
+      try {
+        func::run(p, timing, a, g, s, func::directory_npy_loader(dir), {c.input}, o);
+      } catch (const Error& e) {
+        divergence = e.what();
+      }
+      MESSAGE(net << " b" << batch << ": output " << (same ? "bit-identical to" : "differs from")
+                  << " the interpreter; first divergence: " << divergence);
+      if (batch == 1) CHECK(same);
+    }
+}
