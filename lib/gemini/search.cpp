@@ -75,11 +75,14 @@ class Searcher {
       : model_(m), net_(m.network()), a_(m.arch()), opt_(o), rng_(o.seed), C_(m.arch().core_count()) {
     order_ = snake_order(a_);
     dist_.assign(size_t(C_) * size_t(C_), 0);
+    // A die crossing counts as many hops as its latency is worth.
+    const int crossing = a_.noc.hop_latency_cycles > 0
+                             ? std::max(1, int(std::lround(a_.d2d.latency_cycles / a_.noc.hop_latency_cycles)))
+                             : 1;
     for (int x = 0; x < C_; ++x)
       for (int y = 0; y < C_; ++y) {
         auto r = a_.core_route(x, y);
-        // A crossing counts as a few hops: it is slower and costs more energy.
-        dist_[size_t(x) * size_t(C_) + size_t(y)] = r.mesh_hops + 4 * r.d2d_crossings;
+        dist_[size_t(x) * size_t(C_) + size_t(y)] = r.mesh_hops + crossing * r.d2d_crossings;
         max_dist_ = std::max(max_dist_, dist_[size_t(x) * size_t(C_) + size_t(y)]);
       }
     nch_ = int(a_.dram_channels.size());
@@ -538,6 +541,7 @@ class Searcher {
           double left = opt_.time_limit - seconds_since(t0_);
           deadline = seconds_since(t0_) + std::max(0.0, left) / double(n - s);
         }
+        if (out_of_time()) break;
         anneal(res.plan, s, iterations, deadline, 0.2 + 0.7 * double(s) / double(n), 0.7 / double(n));
       }
       // The annealing judged each segment next to its neighbours only; start
