@@ -37,6 +37,8 @@ using Clock = std::chrono::steady_clock;
 
 // Segments before the one being annealed that its objective includes.
 constexpr size_t kWindow = 1;
+// Share of the whole-plan annealing's moves that move a segment boundary.
+constexpr double kResegment = 0.15;
 // Workload evaluations the final whole-plan annealing may spend (effort 1).
 constexpr int64_t kPolishBudget = 1000000;
 // Segments after it (as the segmentation left them).
@@ -477,6 +479,35 @@ class Searcher {
   // picked in proportion to its layers, judged by the cost of the whole
   // plan. Its length is a budget of workload evaluations, so that it takes
   // about as long whatever the chip and batch.
+  // Moves a segment boundary: merges two neighbouring segments or splits
+  // one in two, the new segments with their first allocation.
+  bool resegment(Plan& plan) {
+    const size_t n = plan.segments.size();
+    if (rng_.real() < 0.5) {
+      if (n < 2) return false;
+      size_t s = size_t(rng_.below(int64_t(n) - 1));
+      const SegmentPlan &a = plan.segments[s], &b = plan.segments[s + 1];
+      if (int(a.layers.size() + b.layers.size()) > C_) return false;
+      int64_t G = rng_.real() < 0.5 ? a.batch_groups : b.batch_groups;
+      SegmentPlan merged = initial_segment(a.first(), b.last(), G);
+      plan.segments[s] = std::move(merged);
+      plan.segments.erase(plan.segments.begin() + std::ptrdiff_t(s) + 1);
+      return true;
+    }
+    std::vector<size_t> splittable;
+    for (size_t s = 0; s < n; ++s)
+      if (plan.segments[s].layers.size() > 1) splittable.push_back(s);
+    if (splittable.empty()) return false;
+    size_t s = splittable[size_t(rng_.below(int64_t(splittable.size())))];
+    const SegmentPlan& a = plan.segments[s];
+    int at = a.first() + 1 + int(rng_.below(int64_t(a.layers.size()) - 1));
+    SegmentPlan left = initial_segment(a.first(), at - 1, a.batch_groups);
+    SegmentPlan right = initial_segment(at, a.last(), a.batch_groups);
+    plan.segments[s] = std::move(left);
+    plan.segments.insert(plan.segments.begin() + std::ptrdiff_t(s) + 1, std::move(right));
+    return true;
+  }
+
   void polish(Plan& plan, double value) {
     int64_t workloads = 0;
     std::vector<int64_t> weight;
@@ -501,11 +532,15 @@ class Searcher {
         if (out_of_time()) break;
         if (opt_.progress && (it & 63) == 0) opt_.progress(0.9 + 0.1 * double(it) / double(iterations));
       }
-      int64_t r = rng_.below(total_weight);
-      size_t s = 0;
-      while (r >= weight[s]) r -= weight[s++];
       Plan cand = cur;
-      if (!mutate(cand.segments[s], temp / t0 * 0.2)) continue;
+      if (rng_.real() < kResegment) {
+        if (!resegment(cand)) continue;
+      } else {
+        int64_t r = rng_.below(total_weight);
+        size_t s = 0;
+        while (s + 1 < cand.segments.size() && r >= weight[s]) r -= weight[s++];
+        if (!mutate(cand.segments[s], temp / t0 * 0.2)) continue;
+      }
       double v = plan_value(cand);
       if (v < cur_v || rng_.real() < std::exp(-(v - cur_v) / temp)) {
         cur = std::move(cand);
