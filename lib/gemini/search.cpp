@@ -37,6 +37,8 @@ using Clock = std::chrono::steady_clock;
 
 // Segments before the one being annealed that its objective includes.
 constexpr size_t kWindow = 1;
+// Workload evaluations the per-segment annealing may spend (effort 1).
+constexpr int64_t kAnnealBudget = 2000000;
 // Share of the whole-plan annealing's moves that move a segment boundary.
 constexpr double kResegment = 0.15;
 // Workload evaluations the final whole-plan annealing may spend (effort 1).
@@ -517,8 +519,9 @@ class Searcher {
       workloads += w;
       weight.push_back(int64_t(sp.layers.size()));
     }
+    const double per_core = std::clamp(24.0 / double(C_), 0.1, 1.0);
     const int64_t iterations = std::min<int64_t>(
-        4000, int64_t(opt_.effort) * kPolishBudget / std::max<int64_t>(1, workloads));
+        4000, int64_t(double(opt_.effort) * per_core * double(kPolishBudget) / double(std::max<int64_t>(1, workloads))));
     if (iterations <= 0 || plan.segments.empty()) return;
     int64_t total_weight = 0;
     for (int64_t w : weight) total_weight += w;
@@ -565,12 +568,25 @@ class Searcher {
       res.plan.segments = segment_dp();
       const Plan segmented = res.plan;
       const size_t n = res.plan.segments.size();
+      auto workloads = [](const SegmentPlan& sp) {
+        int64_t w = 0;
+        for (const auto& lp : sp.layers) w += int64_t(lp.cores.size()) * sp.batch_groups;
+        return w;
+      };
       for (size_t s = 0; s < n; ++s) {
-        // Moves per segment grow with its layers; on big chips an evaluation
-        // costs more (more workloads), so the default effort does fewer.
-        const double scale = std::clamp(24.0 / double(C_), 0.1, 1.0);
+        // Moves per segment grow with its layers, up to a share of a budget
+        // of workload evaluations (its window's workloads make a move cost
+        // more on big chips and batches).
+        const int64_t layers = int64_t(res.plan.segments[s].layers.size());
+        int64_t window = 0;
+        for (size_t k = s > kWindow ? s - kWindow : 0; k < std::min(n, s + kAhead + 1); ++k)
+          window += workloads(res.plan.segments[k]);
+        const double share = double(kAnnealBudget) * double(layers) / double(net_.layers.size());
+        // More cores also mean more transfers sharing links per workload.
+        const double per_core = std::clamp(24.0 / double(C_), 0.1, 1.0);
         int64_t iterations =
-            int64_t(double(opt_.effort) * scale * double(150 + 40 * int64_t(res.plan.segments[s].layers.size())));
+            int64_t(double(opt_.effort) *
+                    std::min(per_core * double(150 + 40 * layers), share / double(std::max<int64_t>(1, window))));
         double deadline = 0;
         if (opt_.time_limit > 0) {
           double left = opt_.time_limit - seconds_since(t0_);
