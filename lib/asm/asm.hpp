@@ -14,6 +14,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "arch/arch.hpp"
 #include "fir/fir.hpp"
@@ -29,8 +30,14 @@ namespace cct::assembler {
 // (same-queue tokens, token order, store placement, a few register values).
 enum class Dialect { Auto, Wl1, Wl0 };
 
+// The order tiles of a workload are emitted in: by number, or by their keys
+// compared as strings (tile_num_10 before tile_num_2), the order the original
+// tool read them from files whose keys were sorted.
+enum class TileOrder { Numeric, KeyString };
+
 struct Options {
   Dialect dialect = Dialect::Auto;
+  TileOrder tile_order = TileOrder::Numeric;
   std::string sir_file = "<sir>";  // names the Scheduler IR in error messages
   std::string fir_file = "<fir>";
 };
@@ -43,6 +50,9 @@ isa::Program assemble(const sir::Schedule& schedule, const fir::Graph& graph, co
 
 // The dialect assemble() would use for this schedule.
 Dialect detect_dialect(const sir::Schedule& schedule);
+// The order the Scheduler IR text lists tile keys in (Numeric when no
+// workload has more than ten tiles, where both orders agree).
+TileOrder detect_tile_order(std::string_view sir_text);
 
 // Static checks of a program against an architecture (see the header comment).
 isa::CheckReport check(const isa::Program& program, const arch::Architecture& arch, size_t max_diagnostics = 50);

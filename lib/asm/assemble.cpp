@@ -87,6 +87,16 @@ struct TensorView {
     return {static_cast<int32_t>(d[1]), static_cast<int32_t>(d[2]), static_cast<int32_t>(d[3])};
   }
   Range range() const { return {Space::L2, base, base + size}; }
+  // The bytes from a region's first element to its last (the region may be
+  // strided inside the tensor; the range covers the gaps).
+  Range span(const Coord& lo, const Coord& hi) const {
+    return {Space::L2, addr(lo[0], lo[1], lo[2], lo[3]), addr(hi[0], hi[1], hi[2], hi[3]) + bytes};
+  }
+  bool holds(const Coord& lo, const Coord& hi) const {
+    for (int i = 0; i < 4; ++i)
+      if (lo[i] < this->lo[i] || hi[i] > this->hi[i]) return false;
+    return true;
+  }
 };
 
 isa::DataFmt fmt_of_dtype(const std::string& dtype) {
@@ -123,11 +133,12 @@ const Json* module_value(const fir::Layer& l, std::string_view group, std::strin
 }
 
 struct Load {
-  enum Type { Act, Weights, Wl0Dram, Receive } type;
+  enum Type { Act, Weights, Wl0Dram, Receive, Copy } type;
   const BufferTensor* buffer = nullptr;               // Act, Weights, Receive
   const sir::WeightBufferEntry* entry = nullptr;      // Wl0Dram
   int64_t order = 0;                                  // tensor_order (prefetch order)
   bool has_order = false;
+  size_t source = 0;                                  // Act, Receive, Copy: which piece of the buffer (its source entry)
 };
 
 // Per-program state shared by the cores.
@@ -137,7 +148,8 @@ struct Shared {
   const arch::Architecture& a;
   const Options& o;
   Dialect dialect;
-  std::map<std::string, std::pair<int64_t, int64_t>> weight_dram;  // layer -> (address, size)
+  std::map<int64_t, DramWeightSlice> weight_dram;  // weight transfer id -> its output channels in DRAM
+  std::map<std::string, int64_t> weight_per_k;      // layer -> bytes of one output channel's weights
   struct DramAct {
     int64_t address;
     std::array<int64_t, 4> dims;  // full tensor n, c, h, w
@@ -157,6 +169,10 @@ struct Shared {
   };
   std::map<int64_t, std::vector<SyncTarget>> sync_out;  // store id -> who loads it back on other cores
   std::map<int64_t, std::vector<int64_t>> sync_in;      // load id -> cores of the stores it reads
+  // Per core, an L2 byte no tensor of the schedule ever holds: completion
+  // messages are sent from it, so that they hold up no later write of the
+  // stored tensor's bytes (-1: none, they are sent from the stored tensor).
+  std::map<int64_t, int64_t> idle_byte;
 };
 
 const fir::Layer& layer_of(const Shared& sh, const std::string& name, const std::string& pointer) {
@@ -211,6 +227,11 @@ class CoreAssembler {
   std::vector<std::pair<size_t, const sir::Tile*>> tiles_in_order(size_t k) const;
   std::array<int32_t, 4> weight_shape(const std::string& layer_name, const std::string& pointer) const;
   int64_t weight_per_k(const std::string& layer_name, const std::string& pointer) const;
+  const DramWeightSlice& weight_slice(int64_t transfer_id, const std::string& pointer) const;
+  const BufferTensor& input_buffer(size_t k, size_t i) const;
+  bool own_weights(size_t k, const std::optional<std::vector<int64_t>>& ids, const std::string& layer_name) const;
+  const sir::WeightBufferEntry* own_entry(size_t k, const sir::Tile* t) const;
+  int64_t wl0_address(size_t k, const sir::Tile& t) const;
   std::array<isa::YCutMode, 1> ycut_for(const std::string& layer_name) const;
 
   // ---- emitters
@@ -218,21 +239,26 @@ class CoreAssembler {
   void vp_tile(size_t k, size_t ti, const sir::Tile& t);
   void lw_cfg(const isa::Mapping& m, const std::array<int32_t, 4>& shape);
   void lw_dram(size_t k, const sir::WeightBufferEntry& e, isa::Mapping m);
-  void lw_tile(size_t k, size_t ti, const sir::Tile& t, int64_t slot, int64_t l2base);
+  void lw_tile(size_t k, size_t ti, const sir::Tile& t, int64_t slot, const BufferTensor& l2);
   void ldw(size_t k, const BufferTensor& b, isa::Mapping m);
-  void lda(size_t k, const BufferTensor& b, isa::Mapping m);
+  void lda(size_t k, const BufferTensor& b, size_t source, isa::Mapping m);
   void sta(size_t k, const BufferTensor& b, int64_t store_tid);
   void sync_send(const isa::Mapping& m, int64_t l2_address, const Range& stored, int64_t reader, int64_t tag);
   void emit_syncs(int64_t before);
-  void sync_receive(const isa::Mapping& m, const BufferTensor& b, int64_t writer, int64_t tag);
+  void sync_receive(const isa::Mapping& m, const BufferTensor& b, int64_t address, int64_t writer, int64_t tag);
   void dt(size_t k, const BufferTensor& src, const BufferTensor& dst, const std::vector<int32_t>& consumers);
-  void so(size_t k, const BufferTensor& src, const sir::Destination& d, int64_t tid);
-  void si(size_t k, const BufferTensor& b, isa::Mapping m);
+  void so(size_t k, const BufferTensor& src, const Coord& lower, const Coord& upper, const sir::Destination& d,
+          int64_t tid);
+  void si(size_t k, const BufferTensor& b, size_t source, isa::Mapping m);
+  const BufferTensor* copy_source(size_t k, const BufferTensor& b, int64_t tid) const;
+  void copy(size_t k, const BufferTensor& b, size_t source);
 
   // ---- workload structure
   std::vector<Load> new_loads(size_t k) const;
   bool is_own(size_t k, const Load& l) const;
   void emit_load(size_t k, const Load& l);
+  void emit_own(size_t k, const std::vector<Load>& own);
+  int64_t act_destination(const BufferTensor& b, size_t source) const;
   void workload(size_t k);
   void core_tiles(size_t k, const sir::WeightBufferEntry& core, const std::vector<Load>& own,
                   const std::vector<Load>& pre);
@@ -247,7 +273,7 @@ class CoreAssembler {
   std::array<std::optional<Instruction>, isa::kOpcodeCount> cfg_;
   int32_t flyr_ = 0;
   std::map<std::string, const Workload*> first_wkl_;  // layer -> first workload computing it
-  std::map<std::string, int64_t> core_slots_;         // layer -> WL0 slot A of its tile weights
+  std::map<int64_t, int64_t> core_slots_;             // weight transfer -> WL0 slot A of its tile weights
   struct PendingStore {
     size_t k;
     const BufferTensor* src;
@@ -292,13 +318,66 @@ Coord CoreAssembler::region_lower(size_t k, bool ofmap) const {
   return lo;
 }
 
-// Tiles go out in the order their keys are stored: "tile_num_10" sorts
-// before "tile_num_2".
+// The L2 tensor an input is read from: the one holding every piece of it
+// (its transfer ids); schedules that keep the pieces apart get the first's.
+const BufferTensor& CoreAssembler::input_buffer(size_t k, size_t i) const {
+  const Workload& w = W()[k];
+  const auto& ids = w.ifmap[i].transfer_id;
+  if (ids.empty()) fail(sh_.o, wptr(k) + "/ifmap/" + std::to_string(i), "no transfer id");
+  for (const auto& b : w.buffer) {
+    if (!b.transfer_id) continue;
+    bool all = true;
+    for (int64_t t : ids) all = all && std::find(b.transfer_id->begin(), b.transfer_id->end(), t) != b.transfer_id->end();
+    if (all) return b;
+  }
+  return find_buffer(k, ids[0], "ifmap");
+}
+
+// Whether weights named by `ids` (or, without ids, by layer) are workload k's own.
+bool CoreAssembler::own_weights(size_t k, const std::optional<std::vector<int64_t>>& ids, const std::string& layer_name) const {
+  const Workload& w = W()[k];
+  if (!w.weight || w.weight->transfer_id.empty() || !ids || ids->empty()) return layer_name == w.layer_name;
+  for (int64_t t : *ids)
+    if (std::find(w.weight->transfer_id.begin(), w.weight->transfer_id.end(), t) != w.weight->transfer_id.end()) return true;
+  return false;
+}
+
+// The weight-buffer entry of workload k's own weights (the one holding tile
+// t's output channels, when given).
+const sir::WeightBufferEntry* CoreAssembler::own_entry(size_t k, const sir::Tile* t) const {
+  const sir::WeightBufferEntry* first = nullptr;
+  for (const auto& e : wl0(W()[k]).entries) {
+    if (!own_weights(k, e.transfer_id, e.layer_name)) continue;
+    if (!first) first = &e;
+    if (t && e.lower && e.upper && ((*e.lower)[1] > t->ofmap_lower[1] || t->ofmap_upper[1] > (*e.upper)[1])) continue;
+    return &e;
+  }
+  return first;
+}
+
+// WL0 address (64-byte rows) of tile t's weights loaded whole from DRAM: its
+// entry, advanced to the tile's first output channel.
+int64_t CoreAssembler::wl0_address(size_t k, const sir::Tile& t) const {
+  const sir::WeightBufferEntry* e = own_entry(k, &t);
+  if (!e) return 0;
+  int64_t first = e->lower ? (*e->lower)[1] : 0;
+  int64_t skip = (t.ofmap_lower[1] - first) * weight_per_k(W()[k].layer_name, wptr(k) + "/layer_name");
+  if (skip % kWl0RowBytes != 0)
+    fail(sh_.o, wptr(k) + "/tile_info", "tile output channels from " + std::to_string(t.ofmap_lower[1]) +
+                                            " start inside a weight-buffer row of the entry at " + std::to_string(e->address));
+  return e->address + skip / kWl0RowBytes;
+}
+
+// Tiles in numeric order (tile_num_0, tile_num_1, ..., tile_num_10), or in
+// the order of their keys as strings when the Scheduler IR lists them so
+// (tile_num_10 before tile_num_2): the original tool emitted them in the
+// order it read them.
 std::vector<std::pair<size_t, const sir::Tile*>> CoreAssembler::tiles_in_order(size_t k) const {
   const auto& ts = W()[k].tile_info;
   std::vector<size_t> idx(ts.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-  std::sort(idx.begin(), idx.end(), [](size_t a, size_t b) { return std::to_string(a) < std::to_string(b); });
+  if (sh_.o.tile_order == TileOrder::KeyString)
+    std::sort(idx.begin(), idx.end(), [](size_t a, size_t b) { return std::to_string(a) < std::to_string(b); });
   std::vector<std::pair<size_t, const sir::Tile*>> out;
   for (size_t i : idx) out.push_back({i, &ts[i]});
   return out;
@@ -314,12 +393,17 @@ std::array<int32_t, 4> CoreAssembler::weight_shape(const std::string& name, cons
 }
 
 int64_t CoreAssembler::weight_per_k(const std::string& name, const std::string& pointer) const {
-  auto it = sh_.weight_dram.find(name);
-  if (it == sh_.weight_dram.end())
+  auto it = sh_.weight_per_k.find(name);
+  if (it == sh_.weight_per_k.end())
     fail(sh_.o, pointer, "no DRAM weight transfer (\"-1\"/out, type weight) names layer \"" + name + "\"");
-  auto shape = weight_shape(name, pointer);
-  if (shape[0] <= 0) fail(sh_.o, pointer, "layer \"" + name + "\" has no output channels");
-  return it->second.second / shape[0];
+  return it->second;
+}
+
+const DramWeightSlice& CoreAssembler::weight_slice(int64_t tid, const std::string& pointer) const {
+  auto it = sh_.weight_dram.find(tid);
+  if (it == sh_.weight_dram.end())
+    fail(sh_.o, pointer, "transfer " + std::to_string(tid) + " is not a DRAM weight transfer (\"-1\"/out, type weight)");
+  return it->second;
 }
 
 std::array<isa::YCutMode, 1> CoreAssembler::ycut_for(const std::string& name) const {
@@ -336,7 +420,7 @@ void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swa
   const fir::Layer& L = layer(k);
   const std::string p = wptr(k);
   if (w.ifmap.empty() || w.ifmap[0].transfer_id.empty()) fail(sh_.o, p + "/ifmap", "the workload has no ifmap");
-  TensorView ifm = TensorView::of(find_buffer(k, w.ifmap[0].transfer_id[0], "ifmap")).place(region_lower(k, false));
+  TensorView ifm = TensorView::of(input_buffer(k, 0)).place(region_lower(k, false));
   TensorView ofm = TensorView::of(ofmap_buffer(k)).place(region_lower(k, true));
   if (L.input_dtype.size() < 2 || L.output_dtype.empty())
     fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\" needs an input, a weight and an output dtype");
@@ -440,8 +524,7 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   Coord ril = region_lower(k, false), rol = region_lower(k, true);
   std::vector<TensorView> ifms;
   for (size_t i = 0; i < w.ifmap.size(); ++i) {
-    if (w.ifmap[i].transfer_id.empty()) fail(sh_.o, p + "/ifmap/" + std::to_string(i), "no transfer id");
-    ifms.push_back(TensorView::of(find_buffer(k, w.ifmap[i].transfer_id[0], "ifmap")).place(ril));
+    ifms.push_back(TensorView::of(input_buffer(k, i)).place(ril));
   }
   TensorView ofm = TensorView::of(ofmap_buffer(k)).place(rol);
   const auto mp = mapping(k, static_cast<int32_t>(ti));
@@ -575,12 +658,14 @@ void CoreAssembler::lw_cfg(const isa::Mapping& m, const std::array<int32_t, 4>& 
 
 void CoreAssembler::lw_dram(size_t k, const sir::WeightBufferEntry& e, isa::Mapping m) {
   const std::string p = wptr(k);
-  auto it = sh_.weight_dram.find(e.layer_name);
-  if (it == sh_.weight_dram.end())
-    fail(sh_.o, p, "weight buffer entry of layer \"" + e.layer_name + "\" has no DRAM weight transfer");
-  auto [addr, size] = it->second;
+  if (e.transfer_id.empty()) fail(sh_.o, p, "weight buffer entry of layer \"" + e.layer_name + "\" names no transfer");
+  // Exactly the output channels of the transfer (e.g. one core's share of a
+  // K-partitioned layer), from where they sit in the layer's weights.
+  const DramWeightSlice& sl = weight_slice(e.transfer_id[0], p);
+  const int64_t addr = sl.address, size = sl.size;
   auto shape = weight_shape(e.layer_name, p);
   lw_cfg(m, shape);
+  shape[0] = i32(sl.k_hi - sl.k_lo + 1, sh_.o, p, "weight channels");
   Instruction in(Opcode::lw_mov);
   in.mapping = m;
   in.set(Param::SS, 1);
@@ -593,11 +678,11 @@ void CoreAssembler::lw_dram(size_t k, const sir::WeightBufferEntry& e, isa::Mapp
   meta.reads = {{Space::DramWeights, addr, addr + size}};
   meta.writes = {{Space::Wl0, e.address * kWl0RowBytes, e.address * kWl0RowBytes + size}};
   meta.dram_layer = static_cast<int32_t>(layer_of(sh_, e.layer_name, p).layer_index);
-  meta.own_layer = e.layer_name == W()[k].layer_name;
+  meta.own_layer = own_weights(k, e.transfer_id, e.layer_name);
   emit(std::move(in), std::move(meta));
 }
 
-void CoreAssembler::lw_tile(size_t k, size_t ti, const sir::Tile& t, int64_t slot, int64_t l2base) {
+void CoreAssembler::lw_tile(size_t k, size_t ti, const sir::Tile& t, int64_t slot, const BufferTensor& l2) {
   (void)ti;
   const Workload& w = W()[k];
   const std::string p = wptr(k);
@@ -609,7 +694,8 @@ void CoreAssembler::lw_tile(size_t k, size_t ti, const sir::Tile& t, int64_t slo
   m.clyr.push_back(static_cast<int32_t>(layer(k).layer_index));
   m.c_flyr.push_back(flyr_);
   lw_cfg(m, shape);
-  int64_t src = l2base + k0 * perk;
+  // The L2 copy starts at its first output channel (weight coordinates [0, k, c, r]).
+  int64_t src = l2.address + (k0 - l2.lower[1]) * perk;
   Instruction in(Opcode::lw_mov);
   in.mapping = m;
   in.set(Param::SS, 0);
@@ -627,10 +713,10 @@ void CoreAssembler::lw_tile(size_t k, size_t ti, const sir::Tile& t, int64_t slo
 void CoreAssembler::ldw(size_t k, const BufferTensor& b, isa::Mapping m) {
   const std::string p = wptr(k) + "/buffer";
   if (!b.layer_name) fail(sh_.o, p, "a weight buffer without layer_name");
-  auto it = sh_.weight_dram.find(*b.layer_name);
-  if (it == sh_.weight_dram.end())
-    fail(sh_.o, p, "weights of layer \"" + *b.layer_name + "\" have no DRAM weight transfer");
-  auto [addr, size] = it->second;
+  if (!b.transfer_id || b.transfer_id->empty())
+    fail(sh_.o, p, "weights of layer \"" + *b.layer_name + "\" name no DRAM weight transfer");
+  const DramWeightSlice& sl = weight_slice(b.transfer_id->front(), p);
+  const int64_t addr = sl.address, size = sl.size;
   auto shape = weight_shape(*b.layer_name, p);
   Instruction c(Opcode::ldw_cfg);
   c.mapping = m;
@@ -645,6 +731,7 @@ void CoreAssembler::ldw(size_t k, const BufferTensor& b, isa::Mapping m) {
   in.set(Param::RS, 1);
   in.set(Param::STaddr, addr);
   in.set(Param::DTaddr, b.address);
+  shape[0] = i32(sl.k_hi - sl.k_lo + 1, sh_.o, p, "weight channels");
   in.set_list(Param::Wsize, shape);
   Meta meta;
   meta.kind = Kind::LoadWeights;
@@ -653,9 +740,17 @@ void CoreAssembler::ldw(size_t k, const BufferTensor& b, isa::Mapping m) {
   emit(std::move(in), std::move(meta));
 }
 
-void CoreAssembler::lda(size_t k, const BufferTensor& b, isa::Mapping m) {
+// Where piece `source` of an L2 tensor filled from DRAM starts.
+int64_t CoreAssembler::act_destination(const BufferTensor& b, size_t source) const {
+  if (!b.source || b.source->size() <= 1) return b.address;
+  const sir::Source& s = (*b.source)[source];
+  TensorView v = TensorView::of(b);
+  return v.holds(s.lower, s.upper) ? v.addr(s.lower[0], s.lower[1], s.lower[2], s.lower[3]) : b.address;
+}
+
+void CoreAssembler::lda(size_t k, const BufferTensor& b, size_t source, isa::Mapping m) {
   const std::string p = wptr(k) + "/buffer";
-  int64_t tid = (*b.source)[0].transfer_id;
+  int64_t tid = (*b.source)[source].transfer_id;
   auto it = sh_.act_dram.find(tid);
   auto ot = std::find_if(sh_.s.dram.out.begin(), sh_.s.dram.out.end(),
                          [&](const sir::DramLoad& d) { return d.transfer_id == tid; });
@@ -666,29 +761,49 @@ void CoreAssembler::lda(size_t k, const BufferTensor& b, isa::Mapping m) {
   auto rd = dims_of(ot->lower, ot->upper);
   std::array<int64_t, 4> rl;  // the region's corner within the DRAM tensor
   for (int i = 0; i < 4; ++i) rl[i] = ot->lower[i] - it->second.origin[i];
+  // A tensor filled from several pieces takes this one at its place (a
+  // strided write when the piece has fewer channels or columns).
+  int64_t dst = b.address;
+  std::array<int32_t, 3> dtile{i32(rd[1], sh_.o, p, "dim"), i32(rd[2], sh_.o, p, "dim"), i32(rd[3], sh_.o, p, "dim")};
+  Range written{Space::L2, b.address, b.address + b.size};
+  if (b.source->size() > 1) {
+    TensorView v = TensorView::of(b);
+    if (!v.holds(ot->lower, ot->upper))
+      fail(sh_.o, p, "piece " + std::to_string(tid) + " of a tensor assembled from pieces lies outside it");
+    dst = v.addr(ot->lower[0], ot->lower[1], ot->lower[2], ot->lower[3]);
+    dtile = v.dims();
+    written = v.span(ot->lower, ot->upper);
+  }
   // The first load of data other cores stored waits until they say it is there.
   if (loaded_.insert(tid).second)
     if (auto si = sh_.sync_in.find(tid); si != sh_.sync_in.end())
       for (int64_t writer : si->second)
-        if (writer != core_.id) sync_receive(m, b, writer, tid);
+        if (writer != core_.id) sync_receive(m, b, dst, writer, tid);
   Instruction c(Opcode::lda_cfg);
   c.mapping = m;
   c.set(Param::SME, 1);
   c.set_enum(Param::DF, fmt_of_bits(b.bitwidth));
   c.set_list(Param::STile, {i32(full[1], sh_.o, p, "dim"), i32(full[2], sh_.o, p, "dim"), i32(full[3], sh_.o, p, "dim")});
-  c.set_list(Param::DTile, {i32(rd[1], sh_.o, p, "dim"), i32(rd[2], sh_.o, p, "dim"), i32(rd[3], sh_.o, p, "dim")});
+  c.set_list(Param::DTile, dtile);
   emit_cfg(c);
-  int64_t st = it->second.address + ((rl[0] * full[2] + rl[2]) * full[3] + rl[3]) * full[1] * byt;
+  // DRAM tensors are NHWC without padding: the region's first element, at
+  // its channel too (a piece of a channel-partitioned tensor).
+  auto at = [&](int64_t n, int64_t c, int64_t h, int64_t x) {
+    return it->second.address + (((n * full[2] + h) * full[3] + x) * full[1] + c) * byt;
+  };
+  int64_t st = at(rl[0], rl[1], rl[2], rl[3]);
+  Range read{Space::DramActivations, st, st + rd[0] * rd[1] * rd[2] * rd[3] * byt};
+  if (rd[1] != full[1]) read.hi = at(rl[0] + rd[0] - 1, rl[1] + rd[1] - 1, rl[2] + rd[2] - 1, rl[3] + rd[3] - 1) + byt;
   Instruction in(Opcode::lda_mov);
   in.mapping = m;
   in.set(Param::STaddr, st);
-  in.set(Param::DTaddr, b.address);
+  in.set(Param::DTaddr, dst);
   in.set_list(Param::Tile, {i32(rd[0], sh_.o, p, "dim"), i32(rd[1], sh_.o, p, "dim"), i32(rd[2], sh_.o, p, "dim"),
                             i32(rd[3], sh_.o, p, "dim")});
   Meta meta;
   meta.kind = Kind::LoadAct;
-  meta.reads = {{Space::DramActivations, st, st + rd[0] * rd[1] * rd[2] * rd[3] * byt}};
-  meta.writes = {{Space::L2, b.address, b.address + b.size}};
+  meta.reads = {read};
+  meta.writes = {written};
   emit(std::move(in), std::move(meta));
 }
 
@@ -705,21 +820,37 @@ void CoreAssembler::sta(size_t k, const BufferTensor& b, int64_t store_tid) {
   std::array<int32_t, 3> chw{i32(d[1], sh_.o, p, "dim"), i32(d[2], sh_.o, p, "dim"), i32(d[3], sh_.o, p, "dim")};
   c.set_list(Param::STile, chw);
   c.set_list(Param::DTile, chw);
+  // The stored region at its place in the buffer (which may hold more: the
+  // outputs of sibling workloads).
+  TensorView v = TensorView::of(b);
+  const Coord lo{it->second.origin[0], it->second.origin[1], it->second.origin[2], it->second.origin[3]};
+  const Coord hi{lo[0] + d[0] - 1, lo[1] + d[1] - 1, lo[2] + d[2] - 1, lo[3] + d[3] - 1};
+  int64_t src = b.address;
+  Range read{Space::L2, b.address, b.address + b.size};
+  if (v.holds(lo, hi) && v.d != d) {
+    src = v.addr(lo[0], lo[1], lo[2], lo[3]);
+    read = v.span(lo, hi);
+    c.set_list(Param::STile, v.dims());
+  }
   emit_cfg(c);
   Instruction in(Opcode::sta_mov);
   in.mapping = m;
-  in.set(Param::STaddr, b.address);
+  in.set(Param::STaddr, src);
   in.set(Param::DTaddr, it->second.address);
   in.set_list(Param::Tile, {i32(d[0], sh_.o, p, "dim"), chw[0], chw[1], chw[2]});
   Meta meta;
   meta.kind = Kind::Store;
-  meta.reads = {{Space::L2, b.address, b.address + b.size}};
+  meta.reads = {read};
   const Range stored{Space::DramActivations, it->second.address,
                      it->second.address + d[0] * d[1] * d[2] * d[3] * it->second.bytes};
   meta.writes = {stored};
   emit(std::move(in), std::move(meta));
   if (auto so = sh_.sync_out.find(store_tid); so != sh_.sync_out.end())
-    for (const auto& t : so->second) ready_syncs_.push_back({t.reader, t.core, t.load, b.address, stored, m});
+    for (const auto& t : so->second) {
+      auto idle = sh_.idle_byte.find(core_.id);
+      int64_t from = idle != sh_.idle_byte.end() && idle->second >= 0 ? idle->second : b.address;
+      ready_syncs_.push_back({t.reader, t.core, t.load, from, stored, m});
+    }
 }
 
 // Sends the completion messages of stores already made whose readers come
@@ -729,7 +860,7 @@ void CoreAssembler::sta(size_t k, const BufferTensor& b, int64_t store_tid) {
 // writes to the stored buffer.
 void CoreAssembler::emit_syncs(int64_t before) {
   std::stable_sort(ready_syncs_.begin(), ready_syncs_.end(),
-                   [](const ReadySync& a, const ReadySync& b) { return a.key < b.key; });
+                   [](const ReadySync& a, const ReadySync& b) { return std::tie(a.key, a.tag) < std::tie(b.key, b.tag); });
   size_t n = 0;
   while (n < ready_syncs_.size() && ready_syncs_[n].key < before) ++n;
   for (size_t i = 0; i < n; ++i) {
@@ -762,7 +893,8 @@ void CoreAssembler::sync_send(const isa::Mapping& m, int64_t l2_address, const R
 
 // The matching receive, into the first byte of the buffer the load fills
 // next: it writes the buffer, so the load waits for it.
-void CoreAssembler::sync_receive(const isa::Mapping& m, const BufferTensor& b, int64_t writer, int64_t tag) {
+void CoreAssembler::sync_receive(const isa::Mapping& m, const BufferTensor& b, int64_t address, int64_t writer,
+                                 int64_t tag) {
   Instruction c(Opcode::si_cfg);
   c.mapping = m;
   c.set_enum(Param::DF, isa::DataFmt::INT8);
@@ -772,11 +904,11 @@ void CoreAssembler::sync_receive(const isa::Mapping& m, const BufferTensor& b, i
   in.mapping = m;
   in.set(Param::SCORE, writer);
   in.set(Param::TAG, tag);
-  in.set(Param::DTaddr, b.address);
+  in.set(Param::DTaddr, address);
   in.set_list(Param::Tile, {1, 1, 1, 1});
   Meta meta;
   meta.kind = Kind::Receive;
-  meta.writes = {{Space::L2, b.address, b.address + b.size}};
+  meta.writes = {{Space::L2, address, address + 1}};
   emit(std::move(in), std::move(meta));
 }
 
@@ -808,48 +940,101 @@ void CoreAssembler::dt(size_t k, const BufferTensor& src, const BufferTensor& ds
   emit(std::move(in), std::move(meta));
 }
 
-// Core-to-core: the producer sends its ofmap block, tagged with the transfer id.
-void CoreAssembler::so(size_t k, const BufferTensor& src, const sir::Destination& d, int64_t tid) {
+// Core-to-core: the producer sends the region [lower, upper] (layer
+// coordinates) of its output tensor, tagged with the transfer id.
+void CoreAssembler::so(size_t k, const BufferTensor& src, const Coord& lower, const Coord& upper,
+                       const sir::Destination& d, int64_t tid) {
   const std::string p = wptr(k);
   auto m = mapping(k, -1);
-  auto dd = dims_of(src.lower, src.upper);
-  std::array<int32_t, 3> chw{i32(dd[1], sh_.o, p, "dim"), i32(dd[2], sh_.o, p, "dim"), i32(dd[3], sh_.o, p, "dim")};
+  TensorView v = TensorView::of(src).place(lower);
+  if (!v.holds(lower, upper) && v.org == v.lo)
+    fail(sh_.o, p + "/ofmap", "transfer " + std::to_string(tid) + " sends a region outside the output tensor");
+  auto dd = dims_of(lower, upper);
   Instruction c(Opcode::so_cfg);
   c.mapping = m;
   c.set_enum(Param::DF, fmt_of_bits(src.bitwidth));
-  c.set_list(Param::STile, chw);
+  c.set_list(Param::STile, v.dims());
   emit_cfg(c);
   Instruction in(Opcode::so_mov);
   in.mapping = m;
   in.set(Param::DCORE, d.core_id);
   in.set(Param::TAG, tid);
-  in.set(Param::STaddr, src.address);
-  in.set_list(Param::Tile, {i32(dd[0], sh_.o, p, "dim"), chw[0], chw[1], chw[2]});
+  in.set(Param::STaddr, v.addr(lower[0], lower[1], lower[2], lower[3]));
+  in.set_list(Param::Tile, {i32(dd[0], sh_.o, p, "dim"), i32(dd[1], sh_.o, p, "dim"), i32(dd[2], sh_.o, p, "dim"),
+                            i32(dd[3], sh_.o, p, "dim")});
   Meta meta;
   meta.kind = Kind::Send;
-  meta.reads = {{Space::L2, src.address, src.address + src.size}};
+  meta.reads = {v.span(lower, upper)};
   emit(std::move(in), std::move(meta));
 }
 
-void CoreAssembler::si(size_t k, const BufferTensor& b, isa::Mapping m) {
+// Core-to-core: piece `source` of the tensor arrives from its core, at its
+// place in the tensor (a strided write when it has fewer channels or columns).
+void CoreAssembler::si(size_t k, const BufferTensor& b, size_t source, isa::Mapping m) {
   const std::string p = wptr(k) + "/buffer";
-  const sir::Source& s = (*b.source)[0];
-  auto dd = dims_of(b.lower, b.upper);
-  std::array<int32_t, 3> chw{i32(dd[1], sh_.o, p, "dim"), i32(dd[2], sh_.o, p, "dim"), i32(dd[3], sh_.o, p, "dim")};
+  const sir::Source& s = (*b.source)[source];
+  TensorView v = TensorView::of(b).place(s.lower);
+  if (!v.holds(s.lower, s.upper) && v.org == v.lo)
+    fail(sh_.o, p, "piece " + std::to_string(s.transfer_id) + " lies outside its tensor");
+  auto dd = dims_of(s.lower, s.upper);
   Instruction c(Opcode::si_cfg);
   c.mapping = m;
   c.set_enum(Param::DF, fmt_of_bits(b.bitwidth));
-  c.set_list(Param::DTile, chw);
+  c.set_list(Param::DTile, v.dims());
   emit_cfg(c);
   Instruction in(Opcode::si_mov);
   in.mapping = m;
   in.set(Param::SCORE, s.core_id);
   in.set(Param::TAG, s.transfer_id);
-  in.set(Param::DTaddr, b.address);
-  in.set_list(Param::Tile, {i32(dd[0], sh_.o, p, "dim"), chw[0], chw[1], chw[2]});
+  in.set(Param::DTaddr, v.addr(s.lower[0], s.lower[1], s.lower[2], s.lower[3]));
+  in.set_list(Param::Tile, {i32(dd[0], sh_.o, p, "dim"), i32(dd[1], sh_.o, p, "dim"), i32(dd[2], sh_.o, p, "dim"),
+                            i32(dd[3], sh_.o, p, "dim")});
   Meta meta;
   meta.kind = Kind::Receive;
-  meta.writes = {{Space::L2, b.address, b.address + b.size}};
+  meta.writes = {v.span(s.lower, s.upper)};
+  emit(std::move(in), std::move(meta));
+}
+
+// A piece this core produced that another tensor of the snapshot holds: it
+// is copied from there (pieces only this tensor holds were written into it).
+const BufferTensor* CoreAssembler::copy_source(size_t k, const BufferTensor& b, int64_t tid) const {
+  for (const auto& x : W()[k].buffer)
+    if (&x != &b && x.transfer_id && std::find(x.transfer_id->begin(), x.transfer_id->end(), tid) != x.transfer_id->end())
+      return &x;
+  return nullptr;
+}
+
+// L2 to L2: piece `source` of tensor b copied from the tensor its producer
+// wrote, each at its place (strided on both sides).
+void CoreAssembler::copy(size_t k, const BufferTensor& b, size_t source) {
+  const std::string p = wptr(k) + "/buffer";
+  const sir::Source& s = (*b.source)[source];
+  const BufferTensor* from = copy_source(k, b, s.transfer_id);
+  if (!from) fail(sh_.o, p, "piece " + std::to_string(s.transfer_id) + " is in no other tensor to copy it from");
+  TensorView sv = TensorView::of(*from).place(s.lower), dv = TensorView::of(b).place(s.lower);
+  if (!sv.holds(s.lower, s.upper) || !dv.holds(s.lower, s.upper))
+    fail(sh_.o, p, "piece " + std::to_string(s.transfer_id) + " does not lie inside the tensors it is copied between");
+  auto dd = dims_of(s.lower, s.upper);
+  auto m = mapping(k, -1);
+  m.clyr.push_back(static_cast<int32_t>(layer(k).layer_index));
+  m.c_flyr.push_back(flyr_);
+  Instruction c(Opcode::dt_cfg);
+  c.mapping = m;
+  c.set_enum(Param::DF, fmt_of_bits(b.bitwidth));
+  c.set_list(Param::STile, sv.dims());
+  c.set_list(Param::DTile, dv.dims());
+  emit_cfg(c);
+  Instruction in(Opcode::dt_cal);
+  in.mapping = m;
+  in.set(Param::Order, 0);
+  in.set(Param::STaddr, sv.addr(s.lower[0], s.lower[1], s.lower[2], s.lower[3]));
+  in.set(Param::DTaddr, dv.addr(s.lower[0], s.lower[1], s.lower[2], s.lower[3]));
+  in.set_list(Param::Tile, {i32(dd[0], sh_.o, p, "dim"), i32(dd[1], sh_.o, p, "dim"), i32(dd[2], sh_.o, p, "dim"),
+                            i32(dd[3], sh_.o, p, "dim")});
+  Meta meta;
+  meta.kind = Kind::Transform;
+  meta.reads = {sv.span(s.lower, s.upper)};
+  meta.writes = {dv.span(s.lower, s.upper)};
   emit(std::move(in), std::move(meta));
 }
 
@@ -865,29 +1050,36 @@ std::vector<Load> CoreAssembler::new_loads(size_t k) const {
     if (!b.newly_added || !*b.newly_added) continue;
     if (b.type == sir::TensorType::Weight) {
       out.push_back({Load::Weights, &b, nullptr, b.tensor_order, true});
-    } else if (b.source && !b.source->empty()) {
-      const sir::Source& s = (*b.source)[0];
-      if (s.type == sir::Endpoint::Dram) out.push_back({Load::Act, &b, nullptr, b.tensor_order, true});
-      else if (s.core_id != core_.id) out.push_back({Load::Receive, &b, nullptr, b.tensor_order, true});
+    } else if (b.source) {
+      // Every piece from DRAM or another core (pieces this core wrote are there).
+      for (size_t i = 0; i < b.source->size(); ++i) {
+        const sir::Source& s = (*b.source)[i];
+        if (s.type == sir::Endpoint::Dram) out.push_back({Load::Act, &b, nullptr, b.tensor_order, true, i});
+        else if (s.core_id != core_.id) out.push_back({Load::Receive, &b, nullptr, b.tensor_order, true, i});
+        else if (copy_source(k, b, s.transfer_id)) out.push_back({Load::Copy, &b, nullptr, b.tensor_order, true, i});
+      }
     }
   }
-  std::set<std::pair<std::string, int64_t>> prev;
+  // An entry is the same weights at the same place (several entries of one
+  // layer: the runs of output channels of a part split to fit the buffer).
+  using Key = std::tuple<std::string, std::vector<int64_t>, int64_t, sir::WeightSource>;
+  std::set<Key> prev;
   if (k > 0)
-    for (const auto& e : wl0(W()[k - 1]).entries) prev.insert({e.layer_name, e.address});
+    for (const auto& e : wl0(W()[k - 1]).entries) prev.insert({e.layer_name, e.transfer_id, e.address, e.source});
   for (const auto& e : wl0(w).entries) {
-    if (e.source == sir::WeightSource::Ddr && !prev.count({e.layer_name, e.address}))
+    if (e.source == sir::WeightSource::Ddr && !prev.count({e.layer_name, e.transfer_id, e.address, e.source}))
       out.push_back({Load::Wl0Dram, nullptr, &e, e.tensor_order.value_or(0), e.tensor_order.has_value()});
   }
   return out;
 }
 
 bool CoreAssembler::is_own(size_t k, const Load& l) const {
-  const Workload& w = W()[k];
   switch (l.type) {
-    case Load::Weights: return l.buffer->layer_name && *l.buffer->layer_name == w.layer_name;
-    case Load::Wl0Dram: return l.entry->layer_name == w.layer_name;
+    case Load::Weights: return l.buffer->layer_name && own_weights(k, l.buffer->transfer_id, *l.buffer->layer_name);
+    case Load::Wl0Dram: return own_weights(k, l.entry->transfer_id, l.entry->layer_name);
     case Load::Act:
-    case Load::Receive: return l.buffer->cur_wl_ifmap.value_or(false);
+    case Load::Receive:
+    case Load::Copy: return l.buffer->cur_wl_ifmap.value_or(false);
   }
   return false;
 }
@@ -905,10 +1097,11 @@ void CoreAssembler::emit_load(size_t k, const Load& l) {
       break;
     }
     case Load::Weights: ldw(k, *l.buffer, mapping(k, -1)); break;
+    case Load::Copy: copy(k, *l.buffer, l.source); break;
     case Load::Act:
     case Load::Receive: {
       auto m = mapping(k, -1);
-      int64_t tid = (*l.buffer->source)[0].transfer_id;
+      int64_t tid = (*l.buffer->source)[l.source].transfer_id;
       std::vector<int64_t> cons;
       if (l.type == Load::Act) {
         auto ot = std::find_if(sh_.s.dram.out.begin(), sh_.s.dram.out.end(),
@@ -930,11 +1123,42 @@ void CoreAssembler::emit_load(size_t k, const Load& l) {
                                  ? sh_.group_of.at(*std::min_element(cons.begin(), cons.end()))
                                  : flyr_;
       m.c_flyr.push_back(g);
-      if (l.type == Load::Act) lda(k, *l.buffer, m);
-      else si(k, *l.buffer, m);
+      if (l.type == Load::Act) lda(k, *l.buffer, l.source, m);
+      else si(k, *l.buffer, l.source, m);
       break;
     }
   }
+}
+
+// A workload's own inputs: first the pieces other cores send, then the
+// completion messages of other cores' stores it loads back, then the loads.
+// A core sends its pieces for a workload before the completion messages
+// that workload waits for (emit_syncs), so both cores meet them in one order.
+void CoreAssembler::emit_own(size_t k, const std::vector<Load>& own) {
+  for (const auto& l : own)
+    if (l.type == Load::Receive) emit_load(k, l);
+  struct Wait {
+    int64_t writer, tag;
+    const Load* load;
+  };
+  std::vector<Wait> waits;
+  for (const auto& l : own) {
+    if (l.type != Load::Act) continue;
+    int64_t tid = (*l.buffer->source)[l.source].transfer_id;
+    auto si = sh_.sync_in.find(tid);
+    if (si == sh_.sync_in.end() || !loaded_.insert(tid).second) continue;
+    for (int64_t writer : si->second)
+      if (writer != core_.id) waits.push_back({writer, tid, &l});
+  }
+  std::stable_sort(waits.begin(), waits.end(),
+                   [](const Wait& a, const Wait& b) { return std::tie(a.writer, a.tag) < std::tie(b.writer, b.tag); });
+  for (const auto& x : waits) {
+    auto m = mapping(k, -1);
+    const BufferTensor& b = *x.load->buffer;
+    sync_receive(m, b, act_destination(b, x.load->source), x.writer, x.tag);
+  }
+  for (const auto& l : own)
+    if (l.type != Load::Receive) emit_load(k, l);
 }
 
 void CoreAssembler::workload(size_t k) {
@@ -956,22 +1180,16 @@ void CoreAssembler::workload(size_t k) {
   const sir::WeightBufferEntry* core_entry = nullptr;
   if (w.layer_type == sir::LayerType::Pe)
     for (const auto& e : wl0(w).entries)
-      if (e.layer_name == w.layer_name && e.source == sir::WeightSource::Core) core_entry = &e;
+      if (own_weights(k, e.transfer_id, e.layer_name) && e.source == sir::WeightSource::Core) core_entry = &e;
   if (core_entry) {
     core_tiles(k, *core_entry, own_rest, pre);
   } else {
-    for (const auto& l : own_rest) emit_load(k, l);
-    int64_t sw = 0;
-    for (const auto& e : wl0(w).entries)
-      if (e.layer_name == w.layer_name) {
-        sw = e.address;
-        break;
-      }
+    emit_own(k, own_rest);
     // Prefetch loads follow the first tile; in the Wl1 dialect a single-tile
     // workload stores its output first.
     const bool store_first = sh_.dialect == Dialect::Wl1 && tiles.size() == 1;
     for (size_t i = 0; i < tiles.size(); ++i) {
-      if (w.layer_type == sir::LayerType::Pe) pe_tile(k, tiles[i].first, *tiles[i].second, sw);
+      if (w.layer_type == sir::LayerType::Pe) pe_tile(k, tiles[i].first, *tiles[i].second, wl0_address(k, *tiles[i].second));
       else vp_tile(k, tiles[i].first, *tiles[i].second);
       if (i == 0 && !store_first)
         for (const auto& l : pre) emit_load(k, l);
@@ -996,7 +1214,7 @@ void CoreAssembler::core_tiles(size_t k, const sir::WeightBufferEntry& entry, co
   const std::string p = wptr(k);
   const BufferTensor* l2 = nullptr;
   for (const auto& b : w.buffer)
-    if (b.type == sir::TensorType::Weight && b.layer_name && *b.layer_name == w.layer_name) l2 = &b;
+    if (b.type == sir::TensorType::Weight && b.layer_name && own_weights(k, b.transfer_id, *b.layer_name)) l2 = &b;
   if (!l2) fail(sh_.o, p + "/buffer", "weights of \"" + w.layer_name + "\" come from L2 but no L2 buffer holds them");
   auto tiles = tiles_in_order(k);
   size_t n = tiles.size();
@@ -1004,8 +1222,8 @@ void CoreAssembler::core_tiles(size_t k, const sir::WeightBufferEntry& entry, co
   const sir::Tile& t0 = *tiles[0].second;
   int64_t kt = t0.ofmap_upper[1] - t0.ofmap_lower[1] + 1;
   int64_t per = kt * weight_per_k(w.layer_name, p) / kWl0RowBytes;
-  // A layer whose weights already had slots (another batch part) keeps them.
-  int64_t A = core_slots_.emplace(w.layer_name, entry.address).first->second;
+  // Weights that already had slots (another batch part) keep them.
+  int64_t A = core_slots_.emplace(entry.transfer_id.empty() ? -1 : entry.transfer_id[0], entry.address).first->second;
   int64_t B = A + per;
   int64_t slots[2] = {A, B};
   bool prefetch_first = block0_prefetch(k, A, B, per);
@@ -1015,18 +1233,20 @@ void CoreAssembler::core_tiles(size_t k, const sir::WeightBufferEntry& entry, co
   std::vector<Load> queue = pre;
   size_t first_block = prefetch_first ? 0 : 1;
   std::set<int> used_queues;
-  auto dma_queue = [](const Load& l) { return l.type == Load::Wl0Dram ? 0 : l.type == Load::Receive ? 2 : 1; };
+  auto dma_queue = [](const Load& l) {
+    return l.type == Load::Wl0Dram ? 0 : l.type == Load::Receive ? 2 : l.type == Load::Copy ? 3 : 1;
+  };
   for (size_t i = 0; i < n; ++i) {
     if (i + 1 < n && (i > 0 || prefetch_first)) {
-      lw_tile(k, tiles[i + 1].first, *tiles[i + 1].second, slots[(i + 1) % 2], l2->address);
+      lw_tile(k, tiles[i + 1].first, *tiles[i + 1].second, slots[(i + 1) % 2], *l2);
       loaded[i + 1] = true;
     }
     if (!loaded[i]) {
-      lw_tile(k, tiles[i].first, *tiles[i].second, slots[i % 2], l2->address);
+      lw_tile(k, tiles[i].first, *tiles[i].second, slots[i % 2], *l2);
       loaded[i] = true;
     }
     if (i == 0 && !own.empty()) {
-      for (const auto& l : own) emit_load(k, l);
+      emit_own(k, own);
     } else if (i >= first_block) {
       for (size_t q = 0; q < queue.size(); ++q)
         if (used_queues.insert(dma_queue(queue[q])).second) {
@@ -1047,12 +1267,7 @@ bool CoreAssembler::block0_prefetch(size_t k, int64_t A, int64_t B, int64_t per)
   for (size_t j = k; j-- > 0;) {
     const Workload& pw = W()[j];
     if (pw.layer_type != sir::LayerType::Pe) continue;
-    const sir::WeightBufferEntry* e = nullptr;
-    for (const auto& x : wl0(pw).entries)
-      if (x.layer_name == pw.layer_name) {
-        e = &x;
-        break;
-      }
+    const sir::WeightBufferEntry* e = own_entry(j, nullptr);
     if (!e) continue;
     int64_t r0 = e->address, r1 = e->address + e->size;
     bool ova = r0 < A + per && A < r1;
@@ -1069,17 +1284,23 @@ void CoreAssembler::stores(size_t k) {
   const BufferTensor& src = ofmap_buffer(k);
   bool to_dram = false;
   std::vector<int32_t> local;
-  for (const auto& d : o.destination) {
-    if (d.type == sir::Endpoint::Dram) {
-      to_dram = true;
-    } else if (d.core_id != core_.id) {
-      so(k, src, d, o.transfer_id);
-    } else if (d.workload_id) {
-      const Workload* cw = sh_.s.find_workload(*d.workload_id);
-      if (!cw) fail(sh_.o, wptr(k) + "/ofmap/0/destination", "unknown workload " + std::to_string(*d.workload_id));
-      local.push_back(static_cast<int32_t>(layer_of(sh_, cw->layer_name, wptr(k)).layer_index));
+  // Piece i of the output goes to its destinations: other cores get exactly
+  // its region (ofmap coordinates are relative to the workload's corner).
+  for (size_t i = 0; i < w.ofmap.size(); ++i)
+    for (const auto& d : w.ofmap[i].destination) {
+      if (d.type == sir::Endpoint::Dram) {
+        to_dram = to_dram || i == 0;
+      } else if (d.core_id != core_.id) {
+        const auto& x = w.ofmap[i];
+        Coord lo{w.lower[0] + x.lower[0], w.lower[1] + x.lower[1], w.lower[2] + x.lower[2], w.lower[3] + x.lower[3]};
+        Coord hi{w.lower[0] + x.upper[0], w.lower[1] + x.upper[1], w.lower[2] + x.upper[2], w.lower[3] + x.upper[3]};
+        so(k, src, lo, hi, d, x.transfer_id);
+      } else if (d.workload_id && i == 0) {
+        const Workload* cw = sh_.s.find_workload(*d.workload_id);
+        if (!cw) fail(sh_.o, wptr(k) + "/ofmap/0/destination", "unknown workload " + std::to_string(*d.workload_id));
+        local.push_back(static_cast<int32_t>(layer_of(sh_, cw->layer_name, wptr(k)).layer_index));
+      }
     }
-  }
   if (!to_dram) return;
   int64_t store_tid = -1;
   for (const auto& x : sh_.s.dram.in)
@@ -1181,8 +1402,10 @@ std::vector<Built> CoreAssembler::run() {
 
 void layout_dram(Shared& sh) {
   DramLayout lay = assembler::layout_dram(sh.s, sh.g, sh.o);
-  // The first transfer of a layer names its weights.
-  for (const auto& w : lay.weights) sh.weight_dram.emplace(w.layer, std::make_pair(w.address, w.size));
+  for (const auto& w : lay.weights) {
+    sh.weight_dram.emplace(w.transfer_id, w);
+    sh.weight_per_k.emplace(w.layer, w.size / (w.k_hi - w.k_lo + 1));
+  }
   auto act = [](const DramRegion& r) {
     auto d = r.dims();
     return Shared::DramAct{r.address, d, r.element_bytes, {r.lower[0], r.lower[1], r.lower[2], r.lower[3]}};
@@ -1196,14 +1419,22 @@ void layout_dram(Shared& sh) {
 
 // Cross-core DRAM dependencies: the cores that load each stored region back.
 void plan_dram_sync(Shared& sh) {
+  for (const auto& core : sh.s.cores) {
+    int64_t top = 0;
+    for (const auto& w : core.workloads)
+      for (const auto& b : w.buffer) top = std::max(top, b.address + b.size);
+    // A one-pixel block: one padded pixel of L2.
+    const int64_t pixel = sh.a.core.l2_channel_align_bytes;
+    sh.idle_byte[core.id] = top <= sh.a.core.l2_bytes - pixel ? sh.a.core.l2_bytes - pixel : -1;
+  }
   std::map<int64_t, std::set<int64_t>> loaders;  // DRAM load id -> cores loading it
   std::map<std::pair<int64_t, int64_t>, int64_t> reader;  // (core, load id) -> first workload reading it
   for (const auto& core : sh.s.cores)
     for (const auto& w : core.workloads) {
       for (const auto& b : w.buffer)
-        if (b.newly_added && *b.newly_added && b.type != sir::TensorType::Weight && b.source && !b.source->empty() &&
-            (*b.source)[0].type == sir::Endpoint::Dram)
-          loaders[(*b.source)[0].transfer_id].insert(core.id);
+        if (b.newly_added && *b.newly_added && b.type != sir::TensorType::Weight && b.source)
+          for (const auto& src : *b.source)
+            if (src.type == sir::Endpoint::Dram) loaders[src.transfer_id].insert(core.id);
       for (const auto& f : w.ifmap)
         for (int64_t t : f.transfer_id) reader.emplace(std::make_pair(core.id, t), w.workload_id);
     }
@@ -1267,6 +1498,24 @@ TokenRules rules_for(Dialect d) {
 
 }  // namespace
 
+TileOrder detect_tile_order(std::string_view text) {
+  // Among the tile keys in document order, "tile_num_10" right after
+  // "tile_num_1" means string order, right after "tile_num_9" numeric.
+  constexpr std::string_view key = "\"tile_num_";
+  int64_t prev = -1;
+  for (size_t at = text.find(key); at != std::string_view::npos; at = text.find(key, at + 1)) {
+    size_t i = at + key.size();
+    int64_t n = 0;
+    size_t digits = 0;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9' && digits < 9) n = n * 10 + (text[i++] - '0'), ++digits;
+    if (digits == 0 || i >= text.size() || text[i] != '"') continue;
+    if (prev == 1 && n == 10) return TileOrder::KeyString;
+    if (prev == 9 && n == 10) return TileOrder::Numeric;
+    prev = n;
+  }
+  return TileOrder::Numeric;
+}
+
 Dialect detect_dialect(const sir::Schedule& s) {
   for (const auto& c : s.cores)
     for (const auto& w : c.workloads)
@@ -1276,7 +1525,7 @@ Dialect detect_dialect(const sir::Schedule& s) {
 
 isa::Program assemble(const sir::Schedule& schedule, const fir::Graph& graph, const arch::Architecture& arch,
                       const Options& options) {
-  Shared sh{schedule, graph, arch, options, options.dialect, {}, {}, {}, {}};
+  Shared sh{schedule, graph, arch, options, options.dialect, {}, {}, {}, {}, {}, {}, {}, {}};
   if (sh.dialect == Dialect::Auto) sh.dialect = detect_dialect(schedule);
   for (size_t c = 0; c < schedule.cores.size(); ++c) {
     const auto& core = schedule.cores[c];

@@ -31,6 +31,7 @@ DramLayout layout_dram(const sir::Schedule& s, const fir::Graph& g, const Option
   struct Weight {
     const sir::DramLoad* load;
     int64_t layer_index;
+    size_t index;  // in "-1"/out
   };
   std::vector<Weight> weights;
   for (size_t i = 0; i < loads.size(); ++i) {
@@ -38,18 +39,42 @@ DramLayout layout_dram(const sir::Schedule& s, const fir::Graph& g, const Option
     if (d.type != sir::DramLoadType::Weight) continue;
     const std::string p = "/-1/out/" + std::to_string(i) + "/destination";
     if (d.destination.empty() || !d.destination[0].layer_name) fail(o, p, "a weight transfer without a destination layer");
-    weights.push_back({&d, layer_named(g, o, *d.destination[0].layer_name, p + "/0/layer_name").layer_index});
+    weights.push_back({&d, layer_named(g, o, *d.destination[0].layer_name, p + "/0/layer_name").layer_index, i});
   }
-  // Weights are packed in Frontend IR layer order.
+  // Each layer's weights once, in Frontend IR layer order, output channel
+  // after output channel: a transfer of channels k_lo..k_hi (one core's share
+  // of a K-partitioned layer) reads the contiguous run starting at channel k_lo.
   std::stable_sort(weights.begin(), weights.end(),
                    [](const Weight& a, const Weight& b) { return a.layer_index < b.layer_index; });
   int64_t cur = 0;
-  for (const auto& w : weights) {
-    const sir::DramLoad& d = *w.load;
-    // Weight coordinates are [0, k, c, kh*kw].
-    out.weights.push_back({*d.destination[0].layer_name, d.transfer_id, cur, d.size, d.lower[1], d.upper[1]});
-    cur += d.size;
+  for (size_t i = 0; i < weights.size();) {
+    size_t j = i;
+    int64_t per_k = 0, channels = 0;
+    for (; j < weights.size() && weights[j].layer_index == weights[i].layer_index; ++j) {
+      const sir::DramLoad& d = *weights[j].load;
+      const int64_t k = d.upper[1] - d.lower[1] + 1;
+      const std::string p = "/-1/out/" + std::to_string(weights[j].index);
+      if (d.lower[1] < 0 || k <= 0 || d.size % k != 0)
+        fail(o, p, "weight transfer " + std::to_string(d.transfer_id) + ": " + std::to_string(d.size) +
+                       " bytes are not a whole number of output channels " + std::to_string(d.lower[1]) + ".." +
+                       std::to_string(d.upper[1]));
+      if (per_k != 0 && d.size / k != per_k)
+        fail(o, p + "/size", "weight transfer " + std::to_string(d.transfer_id) + " has " + std::to_string(d.size / k) +
+                                 " bytes per output channel, another transfer of layer \"" +
+                                 *d.destination[0].layer_name + "\" " + std::to_string(per_k));
+      per_k = d.size / k;
+      channels = std::max(channels, d.upper[1] + 1);
+    }
+    for (size_t x = i; x < j; ++x) {
+      const sir::DramLoad& d = *weights[x].load;
+      out.weights.push_back({*d.destination[0].layer_name, d.transfer_id, cur + d.lower[1] * per_k, d.size, d.lower[1],
+                             d.upper[1]});
+    }
+    cur += channels * per_k;
+    i = j;
   }
+  std::stable_sort(out.weights.begin(), out.weights.end(),
+                   [](const DramWeightSlice& a, const DramWeightSlice& b) { return a.address < b.address; });
   out.weight_bytes = cur;
   // Activations: unpadded NHWC, the network inputs first, then every stored tensor.
   cur = 0;

@@ -5,10 +5,12 @@
 //
 // Two address spaces: weights (read by ldw_mov and by lw_mov with SS=1) and
 // activations (lda_mov, sta_mov), both starting at 0.
-//  - Weights: one slice per DRAM weight transfer of the Scheduler IR, packed
-//    back to back in Frontend IR layer order (transfers of one layer in their
-//    Scheduler IR order). A slice holds output channels k_lo..k_hi of its
-//    layer, `size` bytes (the transfer's size).
+//  - Weights: each layer's weights once, back to back in Frontend IR layer
+//    order, one record per output channel (formats/ISA_Format.md). A DRAM
+//    weight transfer of the Scheduler IR reads output channels k_lo..k_hi of
+//    its layer: the contiguous `size` bytes from channel k_lo's record on.
+//    Transfers of one layer may overlap (the same channels loaded by several
+//    cores) and then name the same bytes.
 //  - Activations: unpadded NHWC. First every network-input region (a DRAM
 //    load that no store wrote), in Scheduler IR order, then every stored
 //    region ("-1"/in), each at its own dimensions.
@@ -53,7 +55,7 @@ struct DramRegion {
 };
 
 struct DramLayout {
-  std::vector<DramWeightSlice> weights;  // in address order
+  std::vector<DramWeightSlice> weights;  // one per weight transfer, in address order
   std::vector<DramRegion> inputs;        // network-input regions, in address order
   std::vector<DramRegion> stores;        // stored regions, in address order (after the inputs)
   int64_t weight_bytes = 0;              // size of the weight space

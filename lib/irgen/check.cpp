@@ -342,6 +342,37 @@ void Checker::memory(const sir::Core& c, size_t k) {
     for (int64_t tid : w.ifmap[i].transfer_id)
       if (!held(tid))
         add_problem(p + "/ifmap/" + std::to_string(i), "input transfer " + std::to_string(tid) + " is in no L2 tensor of the workload");
+  // An input arriving in pieces is read as one tensor: one L2 tensor holds
+  // every piece (asm addresses the input from a single buffer).
+  for (size_t i = 0; i < w.ifmap.size(); ++i) {
+    const auto& ids = w.ifmap[i].transfer_id;
+    if (ids.size() < 2) continue;
+    bool one = false;
+    for (const auto& b : w.buffer) {
+      if (!b.transfer_id) continue;
+      bool all = true;
+      for (int64_t tid : ids) all = all && std::find(b.transfer_id->begin(), b.transfer_id->end(), tid) != b.transfer_id->end();
+      one = one || all;
+    }
+    if (!one && std::all_of(ids.begin(), ids.end(), held))
+      add_problem(p + "/ifmap/" + std::to_string(i), "the " + std::to_string(ids.size()) +
+                                                         " pieces of input " + std::to_string(i) +
+                                                         " (transfers " + std::to_string(ids.front()) + ", " +
+                                                         std::to_string(ids[1]) + (ids.size() > 2 ? ", ..." : "") +
+                                                         ") are not held in one L2 tensor");
+  }
+  // The pieces a tensor was filled with lie inside it.
+  for (size_t i = 0; i < w.buffer.size(); ++i) {
+    const auto& b = w.buffer[i];
+    if (!b.source || b.source->size() < 2) continue;
+    for (size_t j = 0; j < b.source->size(); ++j) {
+      const auto& src = (*b.source)[j];
+      if (!inside({src.lower, src.upper}, {b.lower, b.upper}))
+        add_problem(p + "/buffer/" + std::to_string(i) + "/source/" + std::to_string(j),
+                    "piece " + str({src.lower, src.upper}) + " of transfer " + std::to_string(src.transfer_id) +
+                        " lies outside its tensor " + str({b.lower, b.upper}));
+    }
+  }
   // An output only stored to DRAM may sit in an "ofmap" tensor named after its layer.
   bool own_ofmap = false;
   for (const auto& b : w.buffer)

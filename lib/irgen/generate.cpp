@@ -86,11 +86,15 @@ bool is_pool_op(fir::Op op) { return op == fir::Op::MaxPool2d || op == fir::Op::
 // ---- Workloads and tensors ----------------------------------------------------
 
 struct Piece {  // one delivery of input data to a workload
-  enum Kind { Local, Remote, Dram, GraphInput } kind = Local;
+  // Local: read in the producer's tensor; Copy: copied from the producer's
+  // tensor on this core into the consumer's (dt_cal); Remote: sent by
+  // another core; Dram: stored by the producer and loaded back.
+  enum Kind { Local, Copy, Remote, Dram, GraphInput } kind = Local;
   int producer_wl = -1;  // producing workload (Local, Remote, Dram)
   Box region;            // layer coordinates of the producer (graph input coordinates for GraphInput)
   int64_t transfer = -1; // the transfer id the consumer lists
   int buffer = -1;       // L2 tensor on the consumer's core holding it
+  int64_t bytes = 0;     // bytes moved to deliver it (Remote, Dram, GraphInput)
 };
 
 struct InputUse {
@@ -101,11 +105,22 @@ struct InputUse {
 
 struct Wl {
   int id = 0, layer = 0, core = 0, segment = 0, group = 0, pos = 0;
+  // A part whose weights do not fit the weight buffer is computed as several
+  // workloads, one per run of output channels whose weights do ("siblings",
+  // consecutive on the core); they write one output tensor. `leader` is the
+  // first sibling (the workload itself when the part is not split).
+  int leader = 0;
   Box out;
   std::vector<InputUse> inputs;
   int64_t out_transfer = -1;
   int out_buffer = -1;
-  std::vector<sir::Destination> destinations;  // of the single ofmap piece
+  std::vector<sir::Destination> destinations;  // of the whole output (ofmap piece 0)
+  struct Send {  // a region of the output sent to one workload on another core
+    int64_t transfer = -1;
+    Box region;  // layer coordinates
+    sir::Destination destination;
+  };
+  std::vector<Send> sends;  // ofmap pieces 1, 2, ...
   bool to_dram = false;
   std::vector<int64_t> dram_reloads;  // DRAM load ids that read this output back
   int weight = -1;                    // index into weights
@@ -232,8 +247,14 @@ class Generator {
   int resolve_producer(const std::string& name, std::string* graph_input, int depth = 0) const;
   // ---- workloads
   void build_workloads();
+  int64_t weight_bytes_per_k(const LayerModel& L) const;
+  int64_t wl0_rows(int64_t kcount, int64_t per_k) const;
+  std::vector<std::pair<int64_t, int64_t>> wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi) const;
   InputUse input_use(const LayerModel& L, const InputRef& in, const Box& out) const;
   void connect();
+  // (consumer core, segment, producer layer, window) -> the L2 tensor holding the window and its pieces
+  using Assembled = std::map<std::tuple<int, int, int, Coord, Coord>, std::pair<int, std::vector<Piece>>>;
+  void connect_input(Wl& w, size_t i, Assembled& assembled);
   // ---- memory
   int place_activations();  // -1, or the tensor that found no room (place_error_ says more)
   int place_activations(bool largest_first);
@@ -425,25 +446,197 @@ void Generator::build_workloads() {
                        std::to_string(groups) + " batch groups do not divide the batch " + std::to_string(dims[0]));
         dims[0] /= groups;
         for (int64_t part = 0; part < lm.partition.product(); ++part) {
-          Wl w;
-          w.id = id++;
-          w.layer = li;
-          w.core = int(lm.cores[size_t(part)]);
-          w.segment = int(s);
-          w.group = int(g);
           mapping::Box b = mapping::part_box(lm.partition, dims, part);
-          w.out.lo = b.lower;
-          w.out.hi = b.upper;
-          w.out.lo[0] += g * dims[0];
-          w.out.hi[0] += g * dims[0];
-          for (const auto& in : L.inputs) w.inputs.push_back(input_use(L, in, w.out));
-          per_core_[w.core].push_back(w.id);
-          w.pos = int(per_core_[w.core].size()) - 1;
-          layer_wls_[size_t(li)].push_back(w.id);
-          wls_.push_back(std::move(w));
+          b.lower[0] += g * dims[0];
+          b.upper[0] += g * dims[0];
+          const int leader = id;
+          // Runs of output channels only when the part is computed once on its
+          // core: with several batch groups every group needs all the weights.
+          auto runs = groups == 1 ? wl0_chunks(L, b.lower[1], b.upper[1])
+                                  : std::vector<std::pair<int64_t, int64_t>>{{b.lower[1], b.upper[1]}};
+          for (auto [k_lo, k_hi] : runs) {
+            Wl w;
+            w.id = id++;
+            w.leader = leader;
+            w.layer = li;
+            w.core = int(lm.cores[size_t(part)]);
+            w.segment = int(s);
+            w.group = int(g);
+            w.out.lo = b.lower;
+            w.out.hi = b.upper;
+            w.out.lo[1] = k_lo;
+            w.out.hi[1] = k_hi;
+            for (const auto& in : L.inputs) w.inputs.push_back(input_use(L, in, w.out));
+            per_core_[w.core].push_back(w.id);
+            w.pos = int(per_core_[w.core].size()) - 1;
+            layer_wls_[size_t(li)].push_back(w.id);
+            wls_.push_back(std::move(w));
+          }
         }
       }
   }
+}
+
+// One input of a workload: its pieces, their transfers and the L2 tensor
+// holding them (see connect()).
+void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
+  const LayerModel& L = layers_[size_t(w.layer)];
+  InputUse& u = w.inputs[i];
+  const InputRef& in = L.inputs[i];
+  if (in.producer < 0) {
+    // The network's input: loaded from DRAM for this workload.
+    Piece pc;
+    pc.kind = Piece::GraphInput;
+    pc.region = u.region;
+    pc.transfer = new_transfer();
+    Dims e = u.region.extent();
+    pc.bytes = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], in.bytes);
+    L2Tensor t;
+    t.core = w.core;
+    t.start = t.end = w.pos;
+    t.bytes = in.bytes;
+    t.box = u.region;
+    t.size = pc.bytes;
+    sir::Source src;
+    src.core_id = sir::kDramCoreId;
+    src.layer_name = in.graph_input;
+    src.lower = u.region.lo;
+    src.upper = u.region.hi;
+    src.size = t.size;
+    src.transfer_id = pc.transfer;
+    src.type = sir::Endpoint::Dram;
+    t.source.push_back(src);
+    t.transfers.push_back(pc.transfer);
+    pc.buffer = int(tensors_.size());
+    tensors_.push_back(std::move(t));
+    sir::DramLoad ld;
+    ld.destination.push_back({w.core, L.fir->name, sir::Endpoint::Core, w.id});
+    ld.lower = u.region.lo;
+    ld.upper = u.region.hi;
+    ld.size = pc.bytes;
+    ld.transfer_id = pc.transfer;
+    ld.type = sir::DramLoadType::Fmap;
+    dram_out_.push_back(ld);
+    u.pieces.push_back(pc);
+    return;
+  }
+  std::vector<std::pair<int, Box>> parts;  // producer workload, the region of it this input reads
+  for (int pid : layer_wls_[size_t(in.producer)]) {
+    Box piece = intersect(wls_[size_t(pid)].out, u.region);
+    if (!piece.empty()) parts.push_back({pid, piece});
+  }
+  if (parts.empty())
+    fail_mapping(where(w), "workload " + std::to_string(w.id) + " of \"" + L.fir->name + "\" finds no producer of input " +
+                               std::to_string(i));
+  const int out_bytes = layers_[size_t(in.producer)].out_bytes;
+  // Read in place when every piece is in one tensor on this core (one
+  // producer, or the siblings of one).
+  bool in_place = true;
+  for (const auto& [pid, piece] : parts) {
+    const Wl& p = wls_[size_t(pid)];
+    bool spilled = p.segment != w.segment && spill_.count(p.leader);
+    in_place = in_place && p.core == w.core && !spilled && p.out_buffer == wls_[size_t(parts[0].first)].out_buffer;
+  }
+  if (in_place) {
+    for (const auto& [pid, piece] : parts) {
+      Wl& p = wls_[size_t(pid)];
+      Piece pc;
+      pc.kind = Piece::Local;
+      pc.producer_wl = p.id;
+      pc.region = piece;
+      pc.transfer = p.out_transfer;
+      pc.buffer = p.out_buffer;
+      L2Tensor& t = tensors_[size_t(p.out_buffer)];
+      t.end = std::max(t.end, w.pos);
+      t.cross_segment = t.cross_segment || p.segment != w.segment;
+      p.destinations.push_back({w.core, std::nullopt, sir::Endpoint::Core, w.id});
+      u.pieces.push_back(pc);
+    }
+    return;
+  }
+  // One buffer for the whole window, shared with an earlier reader of
+  // the same window on this core in this segment.
+  auto key = std::make_tuple(w.core, w.segment, in.producer, u.region.lo, u.region.hi);
+  auto found = assembled.find(key);
+  if (found != assembled.end()) {
+    L2Tensor& t = tensors_[size_t(found->second.first)];
+    t.end = std::max(t.end, w.pos);
+    u.pieces = found->second.second;
+    return;
+  }
+  const int buffer = int(tensors_.size());
+  {
+    L2Tensor t;
+    t.core = w.core;
+    t.start = t.end = w.pos;
+    t.bytes = out_bytes;
+    t.box = u.region;
+    Dims e = u.region.extent();
+    t.size = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], out_bytes);
+    tensors_.push_back(std::move(t));
+  }
+  for (const auto& [pid, piece] : parts) {
+    Wl& p = wls_[size_t(pid)];
+    Piece pc;
+    pc.producer_wl = pid;
+    pc.region = piece;
+    pc.buffer = buffer;
+    Dims e = piece.extent();
+    pc.bytes = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], out_bytes);
+    sir::Source src;
+    src.lower = piece.lo;
+    src.upper = piece.hi;
+    src.size = pc.bytes;
+    const bool spilled = p.segment != w.segment && spill_.count(p.leader);
+    if (p.core == w.core && !spilled) {
+      // On this core: copied from the producer's tensor, which lives until then.
+      pc.kind = Piece::Copy;
+      pc.transfer = p.out_transfer;
+      L2Tensor& t = tensors_[size_t(p.out_buffer)];
+      t.end = std::max(t.end, w.pos);
+      t.cross_segment = t.cross_segment || p.segment != w.segment;
+      p.destinations.push_back({w.core, std::nullopt, sir::Endpoint::Core, w.id});
+      src.core_id = w.core;
+      src.layer_name = layers_[size_t(p.layer)].fir->name;
+      src.transfer_id = pc.transfer;
+      src.type = sir::Endpoint::Core;
+      tensors_[size_t(buffer)].source.push_back(src);
+      tensors_[size_t(buffer)].transfers.push_back(pc.transfer);
+      u.pieces.push_back(pc);
+      continue;
+    }
+    pc.transfer = new_transfer();
+    src.transfer_id = pc.transfer;
+    if (p.segment == w.segment && p.core != w.core) {
+      // Core to core: the producer sends exactly this piece.
+      pc.kind = Piece::Remote;
+      p.sends.push_back({pc.transfer, piece, {w.core, std::nullopt, sir::Endpoint::Core, w.id}});
+      tensors_[size_t(p.out_buffer)].transfers.push_back(pc.transfer);
+      src.core_id = p.core;
+      src.layer_name = layers_[size_t(p.layer)].fir->name;
+      src.type = sir::Endpoint::Core;
+    } else {
+      // Through DRAM: stored by the producer, this piece read back.
+      pc.kind = Piece::Dram;
+      p.to_dram = true;
+      p.dram_reloads.push_back(pc.transfer);
+      src.core_id = sir::kDramCoreId;
+      src.type = sir::Endpoint::Dram;
+      sir::DramLoad ld;
+      ld.destination.push_back({w.core, L.fir->name, sir::Endpoint::Core, w.id});
+      ld.lower = piece.lo;
+      ld.upper = piece.hi;
+      ld.related_ifmap = {p.out_transfer};
+      ld.size = pc.bytes;
+      ld.transfer_id = pc.transfer;
+      ld.type = sir::DramLoadType::Fmap;
+      dram_out_.push_back(ld);
+    }
+    tensors_[size_t(buffer)].source.push_back(src);
+    tensors_[size_t(buffer)].transfers.push_back(pc.transfer);
+    u.pieces.push_back(pc);
+  }
+  assembled.emplace(key, std::make_pair(buffer, u.pieces));
 }
 
 // Producers to consumers: transfer ids, routes, DRAM traffic, L2 tensors.
@@ -471,25 +664,37 @@ void Generator::connect() {
     w.weight = it->second;
   }
 
-  // Output buffers of every workload on its own core.
+  // Output buffers of every workload on its own core; siblings write one
+  // tensor, each its channels.
   for (auto& w : wls_) {
     const LayerModel& L = layers_[size_t(w.layer)];
     w.out_transfer = new_transfer();
-    L2Tensor t;
-    t.core = w.core;
-    t.start = t.end = w.pos;
-    t.bytes = L.out_bytes;
-    t.box = w.out;
     Dims e = w.out.extent();
-    t.size = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], t.bytes);
     sir::Source src;
     src.core_id = w.core;
     src.layer_name = L.fir->name;
     src.lower = w.out.lo;
     src.upper = w.out.hi;
-    src.size = t.size;
+    src.size = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], L.out_bytes);
     src.transfer_id = w.out_transfer;
     src.type = sir::Endpoint::Core;
+    if (w.leader != w.id) {
+      w.out_buffer = wls_[size_t(w.leader)].out_buffer;
+      L2Tensor& t = tensors_[size_t(w.out_buffer)];
+      t.end = std::max(t.end, w.pos);
+      for (int i = 0; i < 4; ++i) t.box.lo[i] = std::min(t.box.lo[i], w.out.lo[i]), t.box.hi[i] = std::max(t.box.hi[i], w.out.hi[i]);
+      Dims be = t.box.extent();
+      t.size = timing::activation_bytes(a_, be[0], be[1], be[2], be[3], t.bytes);
+      t.source.push_back(src);
+      t.transfers.push_back(w.out_transfer);
+      continue;
+    }
+    L2Tensor t;
+    t.core = w.core;
+    t.start = t.end = w.pos;
+    t.bytes = L.out_bytes;
+    t.box = w.out;
+    t.size = src.size;
     t.source.push_back(src);
     t.transfers.push_back(w.out_transfer);
     t.producer_wl = w.id;
@@ -497,130 +702,20 @@ void Generator::connect() {
     tensors_.push_back(std::move(t));
   }
 
-  // Consumers.
-  std::map<std::pair<int, int>, int> received;  // (producer workload, consumer core) -> L2 tensor
+  // Consumers. An input whose pieces all sit in one tensor on the consumer's
+  // core (one producer there, or siblings) is read in place; any other input
+  // gets ONE tensor on the consumer's core holding its whole window (NHWC,
+  // the layer's coordinates), and each piece lands at its place inside it:
+  // copied from a producer's tensor on this core, sent by a producer on
+  // another core of the same segment (only the piece this consumer reads),
+  // or loaded from DRAM (the network input, or a later segment's read of
+  // another core's output).
+  Assembled assembled;
   for (auto& w : wls_) {
     const LayerModel& L = layers_[size_t(w.layer)];
     for (size_t i = 0; i < w.inputs.size(); ++i) {
+      connect_input(w, i, assembled);
       InputUse& u = w.inputs[i];
-      const InputRef& in = L.inputs[i];
-      if (in.producer < 0) {
-        // The network's input: loaded from DRAM for this workload.
-        Piece pc;
-        pc.kind = Piece::GraphInput;
-        pc.region = u.region;
-        pc.transfer = new_transfer();
-        Dims e = u.region.extent();
-        L2Tensor t;
-        t.core = w.core;
-        t.start = t.end = w.pos;
-        t.bytes = in.bytes;
-        t.box = u.region;
-        t.size = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], in.bytes);
-        sir::Source src;
-        src.core_id = sir::kDramCoreId;
-        src.layer_name = in.graph_input;
-        src.lower = u.region.lo;
-        src.upper = u.region.hi;
-        src.size = t.size;
-        src.transfer_id = pc.transfer;
-        src.type = sir::Endpoint::Dram;
-        t.source.push_back(src);
-        t.transfers.push_back(pc.transfer);
-        pc.buffer = int(tensors_.size());
-        tensors_.push_back(std::move(t));
-        sir::DramLoad ld;
-        ld.destination.push_back({w.core, L.fir->name, sir::Endpoint::Core, w.id});
-        ld.lower = u.region.lo;
-        ld.upper = u.region.hi;
-        ld.size = tensors_.back().size;
-        ld.transfer_id = pc.transfer;
-        ld.type = sir::DramLoadType::Fmap;
-        dram_out_.push_back(ld);
-        u.pieces.push_back(pc);
-        continue;
-      }
-      for (int pid : layer_wls_[size_t(in.producer)]) {
-        Wl& p = wls_[size_t(pid)];
-        Box piece = intersect(p.out, u.region);
-        if (piece.empty()) continue;
-        Piece pc;
-        pc.producer_wl = pid;
-        pc.region = piece;
-        bool same_core = p.core == w.core;
-        bool spilled = p.segment != w.segment && spill_.count(pid);
-        if (same_core && !spilled) {
-          pc.kind = Piece::Local;
-          pc.transfer = p.out_transfer;
-          pc.buffer = p.out_buffer;
-          L2Tensor& t = tensors_[size_t(p.out_buffer)];
-          t.end = std::max(t.end, w.pos);
-          t.cross_segment = t.cross_segment || p.segment != w.segment;
-          p.destinations.push_back({w.core, std::nullopt, sir::Endpoint::Core, w.id});
-        } else if (p.segment == w.segment) {
-          pc.kind = Piece::Remote;
-          pc.transfer = p.out_transfer;
-          auto key = std::make_pair(pid, w.core);
-          auto it = received.find(key);
-          if (it == received.end()) {
-            // Received once per core, the whole piece the producer sends.
-            L2Tensor t = tensors_[size_t(p.out_buffer)];
-            t.core = w.core;
-            t.start = t.end = w.pos;
-            t.address = -1;
-            t.lowest = 0;
-            t.producer_wl = -1;  // a copy: never spilled
-            t.cross_segment = false;
-            // Only this transfer (the producer's buffer may also hold the
-            // input an in-place add overwrote).
-            std::vector<sir::Source> src;
-            for (const auto& x : t.source)
-              if (x.transfer_id == p.out_transfer) src.push_back(x);
-            t.source = src;
-            t.transfers = {p.out_transfer};
-            it = received.emplace(key, int(tensors_.size())).first;
-            tensors_.push_back(std::move(t));
-            p.destinations.push_back({w.core, std::nullopt, sir::Endpoint::Core, w.id});
-          }
-          pc.buffer = it->second;
-          L2Tensor& t = tensors_[size_t(pc.buffer)];
-          t.end = std::max(t.end, w.pos);
-        } else {
-          // Across segments on different cores (or spilled): through DRAM.
-          pc.kind = Piece::Dram;
-          pc.transfer = new_transfer();
-          p.to_dram = true;
-          p.dram_reloads.push_back(pc.transfer);
-          Dims e = piece.extent();
-          L2Tensor t;
-          t.core = w.core;
-          t.start = t.end = w.pos;
-          t.bytes = layers_[size_t(in.producer)].out_bytes;
-          t.box = piece;
-          t.size = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], t.bytes);
-          sir::Source src;
-          src.core_id = sir::kDramCoreId;
-          src.lower = piece.lo;
-          src.upper = piece.hi;
-          src.size = t.size;
-          src.transfer_id = pc.transfer;
-          src.type = sir::Endpoint::Dram;
-          t.source.push_back(src);
-          t.transfers.push_back(pc.transfer);
-          pc.buffer = int(tensors_.size());
-          tensors_.push_back(std::move(t));
-          sir::DramLoad ld;
-          ld.destination.push_back({w.core, L.fir->name, sir::Endpoint::Core, w.id});
-          ld.lower = piece.lo;
-          ld.upper = piece.hi;
-          ld.related_ifmap = {p.out_transfer};
-          ld.size = tensors_.back().size;
-          ld.transfer_id = pc.transfer;
-          ld.type = sir::DramLoadType::Fmap;
-          dram_out_.push_back(ld);
-        }
-        u.pieces.push_back(pc);
-      }
       // A padded pooling window starts before the tensor's first byte: keep
       // that address inside L2 (convolutions may start below it).
       for (const auto& pc : u.pieces) {
@@ -756,6 +851,7 @@ void Generator::reset_connections() {
     w.out_transfer = -1;
     w.out_buffer = -1;
     w.destinations.clear();
+    w.sends.clear();
     w.to_dram = false;
     w.dram_reloads.clear();
     w.weight = -1;
@@ -775,21 +871,55 @@ void Generator::reset_connections() {
 // streamed workload that precedes their own. The choice is searched: a
 // split point (WL0 before it, L2 after), then single-layer flips, each
 // candidate priced by estimate() on a timeline of compute and DRAM.
-void Generator::size_weight(WeightLoad& wt) {
-  const int64_t cols = a_.core.pe_cols;
-  const int64_t align = a_.core.l2_channel_align_bytes;
-  const int64_t extra = a_.core.weight_extra_bytes_per_out_channel;
-  const int64_t wl0_capacity = a_.core.wl0_bytes;
-  const LayerModel& L = layers_[size_t(wt.layer)];
+int64_t Generator::weight_bytes_per_k(const LayerModel& L) const {
   auto shape = fir::weight_shape(*L.fir);
   if (!shape || shape->size() < 2) fail_fir(L.fir->name, "a PE layer without a [K, C, kh, kw] weight shape");
   Dims wd = dims4(*shape);
   int wbytes = dtype_size(L.fir->input_dtype, 1);
-  wt.per_k = round_up(wd[1] * wbytes, align) * wd[2] * wd[3] + extra;
+  return round_up(wd[1] * wbytes, a_.core.l2_channel_align_bytes) * wd[2] * wd[3] +
+         a_.core.weight_extra_bytes_per_out_channel;
+}
+
+// WL0 rows (64-byte units) of `kcount` output channels loaded whole: blocks
+// of pe_cols channels, each channel's weights on whole 32-byte bursts.
+int64_t Generator::wl0_rows(int64_t kcount, int64_t per_k) const {
+  const int64_t cols = a_.core.pe_cols;
+  return ceil_div(kcount, cols) * round_up(per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
+}
+
+// The output-channel runs a PE part is computed in: the whole part when its
+// weights fit the weight buffer (or when weights stream from L2 anyway);
+// otherwise runs of whole pe_cols blocks whose weights fit half the buffer,
+// so that one run's weights load while the previous run computes.
+std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi) const {
+  const int64_t kcount = k_hi - k_lo + 1;
+  if (!L.pe || !o_.split_for_wl0 || o_.weight_path == WeightPath::L2) return {{k_lo, k_hi}};
+  const int64_t per_k = weight_bytes_per_k(L);
+  const int64_t capacity = a_.core.wl0_bytes;  // in rows
+  if (wl0_rows(kcount, per_k) <= capacity) return {{k_lo, k_hi}};
+  const int64_t cols = a_.core.pe_cols;
+  const int64_t block_rows = wl0_rows(cols, per_k);
+  const int64_t per_run = capacity / 2 / block_rows;  // blocks per run
+  if (per_run < 1) return {{k_lo, k_hi}};             // not even one block: stream from L2
+  const int64_t blocks = ceil_div(kcount, cols);
+  const int64_t runs = ceil_div(blocks, per_run);
+  const int64_t size = ceil_div(blocks, runs) * cols;  // nearly equal runs of whole blocks
+  std::vector<std::pair<int64_t, int64_t>> out;
+  for (int64_t k = k_lo; k <= k_hi; k += size) out.push_back({k, std::min(k_hi, k + size - 1)});
+  return out;
+}
+
+void Generator::size_weight(WeightLoad& wt) {
+  const int64_t cols = a_.core.pe_cols;
+  const int64_t wl0_capacity = a_.core.wl0_bytes;
+  const LayerModel& L = layers_[size_t(wt.layer)];
+  Dims wd = dims4(*fir::weight_shape(*L.fir));
+  int wbytes = dtype_size(L.fir->input_dtype, 1);
+  wt.per_k = weight_bytes_per_k(L);
   int64_t kcount = wt.k_hi - wt.k_lo + 1;
   wt.bytes = kcount * wt.per_k;
   wt.footprint = std::max(wt.bytes, timing::weight_bytes(a_, kcount, wd[1], wd[2], wd[3], wbytes));
-  wt.rows = ceil_div(kcount, cols) * round_up(wt.per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
+  wt.rows = wl0_rows(kcount, wt.per_k);
   // Tiles of a streamed layer: two WL0 slots sharing the whole buffer
   // (no DRAM -> WL0 load is live during a streamed workload).
   wt.tile_k = std::max(cols, wl0_capacity / 2 * kWl0RowBytes / wt.per_k / cols * cols);
@@ -981,7 +1111,7 @@ int64_t Generator::estimate(const std::vector<char>& direct) {
       for (const auto& u : w.inputs)
         for (const auto& pc : u.pieces)
           if (pc.kind == Piece::GraphInput || pc.kind == Piece::Dram)
-            inputs_ready = std::max(inputs_ready, load(tensors_[size_t(pc.buffer)].size));
+            inputs_ready = std::max(inputs_ready, load(pc.bytes));
       for (int wi : issued[k])
         if (weights_[size_t(wi)].first == int(k)) ready[size_t(wi)] = load(weights_[size_t(wi)].bytes);
       for (int wi : issued[k])
@@ -1170,6 +1300,8 @@ sir::Schedule Generator::emit() {
             f.transfer_id.push_back(pc.transfer);
         x.ifmap.push_back(std::move(f));
       }
+      // The whole output for this core and DRAM, then each region sent to
+      // another core.
       sir::Ofmap of;
       of.destination = w.destinations;
       of.lower = {0, 0, 0, 0};
@@ -1179,6 +1311,17 @@ sir::Schedule Generator::emit() {
       of.transfer_id = w.out_transfer;
       x.ofmap_size = of.size;
       x.ofmap.push_back(std::move(of));
+      for (const auto& sd : w.sends) {
+        sir::Ofmap piece;
+        piece.destination = {sd.destination};
+        piece.lower = relative(sd.region.lo, w.out.lo);
+        piece.upper = relative(sd.region.hi, w.out.lo);
+        Dims se = sd.region.extent();
+        piece.size = timing::activation_bytes(a_, se[0], se[1], se[2], se[3], L.out_bytes);
+        piece.transfer_id = sd.transfer;
+        x.ofmap_size += piece.size;
+        x.ofmap.push_back(std::move(piece));
+      }
       if (w.weight >= 0) {
         const WeightLoad& wt = weights_[size_t(w.weight)];
         auto shape = dims4(*fir::weight_shape(*L.fir));

@@ -40,6 +40,10 @@ struct Options {
   bool in_place_add = true;                // element-wise adds may write over an input that dies with them
   WeightPath weight_path = WeightPath::Auto;
   double stream_tolerance = 0.05;          // Auto: stream from L2 unless that is this much slower
+  // A part whose weights do not fit the weight buffer is computed in runs of
+  // output channels that do (each a workload with its own DRAM -> WL0 load,
+  // one output tensor); otherwise its weights stream from L2.
+  bool split_for_wl0 = true;
 };
 
 // `estimated_cycles`, when given, receives the end of the program on the

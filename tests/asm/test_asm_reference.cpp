@@ -47,6 +47,7 @@ isa::Program assemble_pair(const RefPair& p) {
   auto arch = arch::load_architecture("zebu-1core");
   assembler::Options o;
   o.sir_file = sir_path(p);
+  o.tile_order = assembler::detect_tile_order(testing::read_file(sir_path(p)));  // as the tool reads it
   return assembler::assemble(sched, graph, arch, o);
 }
 

@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
       "SCHEDULER_IR and FRONTEND_IR are JSON files ('-' = stdin, .zst accepted) of the same\n"
       "network and batch. The program is written as JSON Lines (--legacy: the original\n"
       "tool chain's syntax); a Scheduler IR with several cores gives one stream per core\n"
-      "(mapping key \"core\") with so_mov/si_mov for core-to-core transfers.\n"
+      "(mapping key \"core\") with so_mov/si_mov for core-to-core transfers. A workload's\n"
+      "tiles go out in the order the Scheduler IR lists their keys (--tile-order to force).\n"
       "--check PROGRAM verifies a program without running it: token balance and\n"
       "deadlocks per core, addresses and sizes inside L2/WL0/DRAM, tiles within their\n"
       "configuration; problems are listed as file:line and the exit code is 1.\n"
@@ -35,6 +36,10 @@ int main(int argc, char** argv) {
         o.add_options()("check", "verify the program given as input instead of assembling");
         o.add_options()("dialect", "force the tool-chain generation: wl0 or wl1 (default: from the Scheduler IR)",
                         cxxopts::value<std::string>(), "NAME");
+        o.add_options()("tile-order",
+                        "order of a workload's tiles: numeric or key (tile_num_10 before tile_num_2) "
+                        "(default: the order the Scheduler IR lists them in)",
+                        cxxopts::value<std::string>(), "ORDER");
       },
       [](const cxxopts::ParseResult& r) {
         std::string input = cli::required(r, "input", "the input file");
@@ -53,7 +58,8 @@ int main(int argc, char** argv) {
         so.validate_schema = validate;
         fir::ReadOptions fo;
         fo.validate_schema = validate;
-        sir::Schedule sched = sir::read_sir(input, so);
+        const std::string text = read_input(input);
+        sir::Schedule sched = sir::parse_sir(text, display_name(input), so);
         fir::Graph graph = fir::read_fir(fir_path, fo);
         assembler::Options opt;
         opt.sir_file = display_name(input);
@@ -63,6 +69,13 @@ int main(int argc, char** argv) {
           if (d == "wl0") opt.dialect = assembler::Dialect::Wl0;
           else if (d == "wl1") opt.dialect = assembler::Dialect::Wl1;
           else throw_usage_error("--dialect is wl0 or wl1, not '" + d + "'");
+        }
+        opt.tile_order = assembler::detect_tile_order(text);
+        if (r.count("tile-order")) {
+          std::string t = r["tile-order"].as<std::string>();
+          if (t == "numeric") opt.tile_order = assembler::TileOrder::Numeric;
+          else if (t == "key") opt.tile_order = assembler::TileOrder::KeyString;
+          else throw_usage_error("--tile-order is numeric or key, not '" + t + "'");
         }
         isa::Program prog = assembler::assemble(sched, graph, arch, opt);
         isa::write_program(cli::output_path(r), prog, r.count("legacy") ? isa::Syntax::Legacy : isa::Syntax::JsonLines,

@@ -41,6 +41,9 @@ int main(int argc, char** argv) {
                         cxxopts::value<std::string>(), "PATH");
         o.add_options()("stream-tolerance", "auto: stream weights from L2 unless that is this fraction slower (default 0.05)",
                         cxxopts::value<double>(), "X");
+        o.add_options()("no-wl0-split",
+                        "stream from L2 the weights of a layer part that do not fit the weight buffer, instead of "
+                        "computing the part in runs of output channels whose weights do");
         o.add_options()("stats", "print a summary of the generated schedule on stderr");
       },
       [](const cxxopts::ParseResult& r) {
@@ -77,6 +80,7 @@ int main(int argc, char** argv) {
         opt.fir_file = display_name(input);
         opt.mapping_file = display_name(mapping_path);
         opt.prefetch = !r.count("no-prefetch");
+        opt.split_for_wl0 = !r.count("no-wl0-split");
         int64_t estimate = 0;
         sir::Schedule s = irgen::generate(g, m, arch, opt, &estimate);
         sir::write_sir(cli::output_path(r), s, validate);
