@@ -527,6 +527,19 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
     ifms.push_back(TensorView::of(input_buffer(k, i)).place(ril));
   }
   TensorView ofm = TensorView::of(ofmap_buffer(k)).place(rol);
+  // The first operand of a two-input operation (dequantized with IQK0/IQB0,
+  // the Frontend IR's first input) is read at STaddr1, the second at STaddr:
+  // every residual addition of the reference programs pairs them so
+  // (formats/ISA_Format.md, section 9.5). The first is the ifmap whose
+  // producer is the layer's first input.
+  size_t first = 0;
+  if (ifms.size() > 1 && !L.previous_layer.empty()) {
+    auto producer = [&](size_t i) -> std::string {
+      const BufferTensor& b = input_buffer(k, i);
+      return b.source && !b.source->empty() && (*b.source)[0].layer_name ? *(*b.source)[0].layer_name : "";
+    };
+    if (producer(0) != L.previous_layer[0] && producer(1) == L.previous_layer[0]) first = 1;
+  }
   const auto mp = mapping(k, static_cast<int32_t>(ti));
   const bool maxpool = L.op == fir::Op::MaxPool2d;
   const bool pool = maxpool || L.op == fir::Op::AvgPool2d;
@@ -634,10 +647,10 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
       in.set(Param::GPMD, gpmd);
       in.set(Param::TM, 0);
       in.set(Param::LUT, L.op == fir::Op::ElementWiseAdd ? 18 : 16);
-      int64_t a0 = ifms[0].addr(ril[0] + n, ril[1], ril[2], ril[3]);
-      int64_t a1 = ifms.size() > 1 ? ifms[1].addr(ril[0] + n, ril[1], ril[2], ril[3]) : a0;
-      in.set(Param::STaddr, a0);
-      in.set(Param::STaddr1, a1);
+      int64_t a_first = ifms[first].addr(ril[0] + n, ril[1], ril[2], ril[3]);
+      int64_t a_second = ifms.size() > 1 ? ifms[1 - first].addr(ril[0] + n, ril[1], ril[2], ril[3]) : a_first;
+      in.set(Param::STaddr, a_second);
+      in.set(Param::STaddr1, a_first);
       in.set(Param::DTaddr, daddr);
       emit(std::move(in), std::move(m));
     }

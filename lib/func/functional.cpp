@@ -294,7 +294,9 @@ void Runner::build_checks() {
       pl.lo = k == 0 ? ilo : ilo2;
       pl.hi = k == 0 ? ihi : ihi2;
       // The address parameter is the window origin, pad rows above and pad columns left of the tile's corner.
-      int64_t base = in.get(k == 0 ? Param::STaddr : Param::STaddr1);
+      // vp_self reads its first operand at STaddr1, the second at STaddr (machine.hpp).
+      Param at = in.op() != Opcode::vp_self ? Param::STaddr : k == 0 ? Param::STaddr1 : Param::STaddr;
+      int64_t base = in.get(at);
       pl.sample = ib.sample(), pl.row = ib.row(), pl.pixel = ib.pixel, pl.elem = ib.elem;
       pl.origin = base + pad_top * pl.row + pad_left * pl.pixel;
       c.operands.push_back({L->previous_layer[k], pl});

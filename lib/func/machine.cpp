@@ -29,6 +29,11 @@ constexpr int64_t kGpmdRelu = 1;
 // Integer sums of int8 products stay exact in fp32 when at most this many
 // terms are added: 255 * 128 * 512 < 2^24.
 constexpr int64_t kExactChunk = 512;
+// Elements of the convolution window matrix built at once.
+constexpr int64_t kChunkElements = int64_t(1) << 22;
+// The most element operations one instruction may ask for: a guard against
+// programs that would run for hours (about a minute of work here).
+constexpr int64_t kMaxOperations = int64_t(1) << 38;
 
 float load_half(const uint8_t* p) {
   uint16_t h;
@@ -307,6 +312,9 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
       s.reads.push_back(contiguous(Space::Wl0, in.get(Param::SWaddr) * kWl0RowBytes, K * rec.bytes()));
       s.writes.push_back(block_in(Space::L2, in.get(Param::DTaddr), ob, N, OH, OW, K * ob.elem));
       s.macs = N * OH * OW * K * C * kh * kw;
+      if (s.macs > kMaxOperations)
+        fail(i, std::to_string(s.macs) + " multiply-accumulates in one instruction is beyond the functional model's " +
+                    std::to_string(kMaxOperations));
       break;
     }
     case Opcode::vp_self:
@@ -334,6 +342,8 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
         auto kernel = tp.list(Param::KERNEL), stride = tp.list(Param::STRIDE);
         positive(kernel, "vp_cfg_tp KERNEL");
         positive(stride, "vp_cfg_tp STRIDE");
+        if (C * H * W * int64_t(kernel[0]) * kernel[1] > kMaxOperations)
+          fail(i, "the pooling windows hold more elements than the functional model's " + std::to_string(kMaxOperations));
         const int64_t r0 = in.get(Param::IPH), c0 = in.get(Param::IPW);
         const int64_t r1 = r0 + (H - 1) * stride[0] + kernel[0], c1 = c0 + (W - 1) * stride[1] + kernel[1];
         const int64_t rr0 = std::max<int64_t>(r0, 0), rr1 = std::min(r1, ib.h);
@@ -343,8 +353,10 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
                                      1, rr1 - rr0, cc1 - cc0, C * ib.elem));
       } else {
         fits(tile, ib, "vp_cfg_tp Tile", "vp_cfg_fm STile");
-        s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr), ib, 1, H, W, C * ib.elem));
-        if (lut == kLutAdd) s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr1), ib, 1, H, W, C * ib.elem));
+        // The first operand (dequantized with IQK0/IQB0) is at STaddr1, the
+        // second (IQK1/IQB1) at STaddr: the reference programs pair them so.
+        s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr1), ib, 1, H, W, C * ib.elem));
+        if (lut == kLutAdd) s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr), ib, 1, H, W, C * ib.elem));
       }
       s.writes.push_back(block_in(Space::L2, in.get(Param::DTaddr), ob, 1, H, W, C * ob.elem));
       break;
@@ -453,34 +465,7 @@ void Machine::compute_conv(size_t i, Pending& p) {
     bias[size_t(k)] = load_f32(r + rec.kernel_bytes() + kBiasOffset);
     scale[size_t(k)] = load_f32(r + rec.kernel_bytes() + kChannelScaleOffset);
   }
-  // Input windows as a [P][kdim] matrix of x - PADV (0 in the padding).
-  std::vector<float> col(size_t(P * kdim));
-  for (int64_t n = 0; n < N; ++n)
-    for (int64_t oh = 0; oh < OH; ++oh)
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        float* d = col.data() + ((n * OH + oh) * OW + ow) * kdim;
-        for (int64_t a = 0; a < kh; ++a) {
-          const int64_t r = sphi + oh * sh + a;
-          for (int64_t b = 0; b < kw; ++b, d += C) {
-            const int64_t cc = spwi + ow * sw + b;
-            if (r < 0 || r >= ib.h || cc < 0 || cc >= ib.w) {
-              std::fill(d, d + C, 0.0f);
-              continue;
-            }
-            const uint8_t* x = l2 + staddr + n * ib.sample() + (r - sphi) * ib.row() + (cc - spwi) * ib.pixel;
-            for (int64_t c = 0; c < C; ++c) d[c] = float(int32_t(int8_t(x[c])) - padv);
-          }
-        }
-      }
-  // Exact int32 accumulation in chunks the fp32 GEMM sums without rounding.
-  std::vector<int32_t> acc(size_t(P * K), 0);
-  std::vector<float> part(size_t(P * K));
-  for (int64_t k0 = 0; k0 < kdim; k0 += kExactChunk) {
-    const int64_t kc = std::min(kExactChunk, kdim - k0);
-    interp::sgemm(P, K, kc, col.data() + k0, kdim, wt.data() + k0 * K, K, part.data(), K, false);
-    for (size_t e = 0; e < acc.size(); ++e) acc[e] += int32_t(part[e]);
-  }
-  // Epilogue.
+  // Epilogue parameters.
   const bool relu = pm.get_enum<isa::ActMode>(Param::ACTMD) == isa::ActMode::RELU;
   const bool to_int8 = fm.get_enum<isa::DataFmt>(Param::DF) == isa::DataFmt::INT8;
   float mul_k = int8::param(pm.number(Param::QK)), sum_b = int8::param(pm.number(Param::QB));
@@ -489,12 +474,43 @@ void Machine::compute_conv(size_t i, Pending& p) {
   const int8::Carry carry = carry_of(pm.get(Param::QC));
   const int8::Activation act{relu ? int8::Act::Relu : int8::Act::None};
   p.data.resize(size_t(P * K * ob.elem));
-  for (int64_t q = 0; q < P; ++q)
-    for (int64_t k = 0; k < K; ++k) {
-      float v = int8::activate(act, int8::pe_to_real(acc[size_t(q * K + k)], scale[size_t(k)], bias[size_t(k)]));
-      uint8_t* o = p.data.data() + (q * K + k) * ob.elem;
-      if (to_int8) *o = uint8_t(int8::post_cal(v, mul_k, sum_b, carry));
-      else store_half(o, int8::post_cal_float(v, mul_k, sum_b, true));
+  // Output pixels in chunks, so the window matrix stays small.
+  const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(P, kChunkElements / std::max<int64_t>(1, kdim)));
+  std::vector<float> col(size_t(chunk * kdim)), part(size_t(chunk * K));
+  std::vector<int32_t> acc(size_t(chunk * K));
+  for (int64_t q0 = 0; q0 < P; q0 += chunk) {
+    const int64_t pc = std::min(chunk, P - q0);
+    // Input windows as a [pc][kdim] matrix of x - PADV (0 in the padding).
+    for (int64_t q = 0; q < pc; ++q) {
+      const int64_t pix = q0 + q, n = pix / (OH * OW), oh = (pix / OW) % OH, ow = pix % OW;
+      float* d = col.data() + q * kdim;
+      for (int64_t a = 0; a < kh; ++a) {
+        const int64_t r = sphi + oh * sh + a;
+        for (int64_t b = 0; b < kw; ++b, d += C) {
+          const int64_t cc = spwi + ow * sw + b;
+          if (r < 0 || r >= ib.h || cc < 0 || cc >= ib.w) {
+            std::fill(d, d + C, 0.0f);
+            continue;
+          }
+          const uint8_t* x = l2 + staddr + n * ib.sample() + (r - sphi) * ib.row() + (cc - spwi) * ib.pixel;
+          for (int64_t c = 0; c < C; ++c) d[c] = float(int32_t(int8_t(x[c])) - padv);
+        }
+      }
+    }
+    // Exact int32 accumulation in chunks the fp32 GEMM sums without rounding.
+    std::fill(acc.begin(), acc.begin() + pc * K, 0);
+    for (int64_t k0 = 0; k0 < kdim; k0 += kExactChunk) {
+      const int64_t kc = std::min(kExactChunk, kdim - k0);
+      interp::sgemm(pc, K, kc, col.data() + k0, kdim, wt.data() + k0 * K, K, part.data(), K, false);
+      for (int64_t e = 0; e < pc * K; ++e) acc[size_t(e)] += int32_t(part[size_t(e)]);
+    }
+    for (int64_t q = 0; q < pc; ++q)
+      for (int64_t k = 0; k < K; ++k) {
+        float v = int8::activate(act, int8::pe_to_real(acc[size_t(q * K + k)], scale[size_t(k)], bias[size_t(k)]));
+        uint8_t* o = p.data.data() + ((q0 + q) * K + k) * ob.elem;
+        if (to_int8) *o = uint8_t(int8::post_cal(v, mul_k, sum_b, carry));
+        else store_half(o, int8::post_cal_float(v, mul_k, sum_b, true));
+      }
     }
 }
 

@@ -90,6 +90,7 @@ struct Wl {
   int in_channel = 0, out_channel = 0;
   int need_begin = 0, need_end = 0;   // into Engine::needs
   int send_begin = 0, send_end = 0;   // into Engine::sends (filled after all needs)
+  int sync_begin = 0, sync_end = 0;   // into Engine::syncs: producers on other cores whose stores it loads
   int weight = -1;
   bool stored = false;
   int keep_until = -1;        // last position on its core that still holds its output (local consumers)
@@ -142,6 +143,7 @@ struct CostModel::Impl {
   mutable std::vector<Wl> wls;
   mutable std::vector<Need> needs;
   mutable std::vector<Send> sends;
+  mutable std::vector<int> syncs;  // per workload (sync_begin..end): producer workloads it waits for
   mutable std::vector<Wt> wts;
   mutable std::vector<LayerCost> lcost_scratch;
 
@@ -311,7 +313,9 @@ struct CostModel::Impl {
       op.out_bytes = L.out_bytes;
       op.two_inputs = L.kind != LayerKind::Pool && L.two_input_vp;
       op.window = L.kind == LayerKind::Pool ? L.pool_window : 1;
-      cycles = tiler.vp_cycles(op);
+      // asm issues one VP instruction per sample; zebusim splits the time of
+      // one sample's tile over them, so each further sample adds its fixed part.
+      cycles = tiler.vp_cycles(op) + (e[0] - 1) * std::llround(a.timing.vp_fixed_cycles);
     }
     cycles_memo.emplace(key, cycles);
     return cycles;
@@ -398,6 +402,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   wls.clear();
   needs.clear();
   sends.clear();
+  syncs.clear();
   wts.clear();
   std::vector<std::vector<int>> layer_wls(static_cast<size_t>(nlayers));
   std::vector<std::vector<int>> per_core(static_cast<size_t>(C));
@@ -429,6 +434,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
     Wl& w = wls[id];
     const Layer& L = net.layers[size_t(w.layer)];
     w.need_begin = int(needs.size());
+    w.sync_begin = int(syncs.size());
     int64_t foot = w.out_bytes;
     for (size_t in = 0; in < L.inputs.size(); ++in) {
       const LayerInput& li = L.inputs[in];
@@ -450,17 +456,25 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
           bool dup = false;
           for (int k = w.need_begin; k < int(needs.size()); ++k) dup = dup || needs[size_t(k)].producer == pid;
           if (!dup) {
-            needs.push_back({pid, pw.out_bytes});
-            foot += pw.out_bytes;
+            // asm sends each consumer only the region it reads.
+            int64_t b = act_bytes(x, P.out_bytes);
+            needs.push_back({pid, b});
+            foot += b;
           }
         } else {
           int64_t b = act_bytes(x, P.out_bytes);
           w.dram_bytes += b, ++w.dram_pieces, foot += b;
           pw.stored = true;
+          // asm makes the load wait for a message from the storing core.
+          syncs.push_back(pid);
         }
       }
     }
     w.need_end = int(needs.size());
+    // One message per producer, however many pieces of its output are loaded.
+    std::sort(syncs.begin() + w.sync_begin, syncs.end());
+    syncs.erase(std::unique(syncs.begin() + w.sync_begin, syncs.end()), syncs.end());
+    w.sync_end = int(syncs.size());
     w.foot = foot;
     if (L.to_dram) w.stored = true;
     // Outputs read by layers outside the plan go to DRAM too.
@@ -667,9 +681,37 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       }
   }
 
+  // Stores another core loads back: the storing core sends that core a
+  // one-pixel message once the store is done, in global workload order, and
+  // the loading core's load waits for it (asm's cross-core synchronisation).
+  std::vector<std::vector<int>> readers_of(wls.size());  // producer -> reader workloads
+  for (size_t id = 0; id < wls.size(); ++id)
+    for (int k = wls[id].sync_begin; k < wls[id].sync_end; ++k) readers_of[size_t(syncs[size_t(k)])].push_back(int(id));
+  std::map<std::pair<int, int>, int> sync_send, sync_recv;  // (reader, producer) -> op
+  const int64_t sync_bytes = timing::activation_bytes(a, 1, 1, 1, 1, 1);
+  std::vector<int> store_op(wls.size(), -1);
+
   for (int c = 0; c < C; ++c) {
     int prev_compute = -1, prev_dram = -1, prev_si = -1, prev_so_first = -1, prev_so_last = -1, prev_so = -1;
     int pending_store = -1;  // workload whose store goes in the next block
+    std::vector<std::pair<int, int>> ready_syncs;  // (reader, producer) whose store is made
+    auto emit_syncs = [&](int before) {
+      std::stable_sort(ready_syncs.begin(), ready_syncs.end());
+      size_t n = 0;
+      while (n < ready_syncs.size() && ready_syncs[n].first < before) ++n;
+      for (size_t i = 0; i < n; ++i) {
+        auto [reader, producer] = ready_syncs[i];
+        int o = op(Op::Send, c, producer);
+        ops[size_t(o)].bytes = sync_bytes;
+        ops[size_t(o)].route = &core_route(c, wls[size_t(reader)].core);
+        edge(store_op[size_t(producer)], o);  // it reads the stored range
+        edge(prev_so, o);
+        prev_so = o;
+        sync_send[{reader, producer}] = o;
+      }
+      ready_syncs.erase(ready_syncs.begin(), ready_syncs.begin() + std::ptrdiff_t(n));
+    };
+
     auto dram = [&](Op::Kind k, int wl, int weight, int64_t bytes, int pieces, int channel) {
       int o = op(k, c, wl);
       Op& x = ops[size_t(o)];
@@ -690,10 +732,27 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
           own.push_back(weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
       if (pending_store >= 0) {
         const Wl& pw = wls[size_t(pending_store)];
-        dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
+        store_op[size_t(pending_store)] = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
+        for (int r : readers_of[size_t(pending_store)]) ready_syncs.emplace_back(r, pending_store);
         pending_store = -1;
       }
-      if (w.dram_bytes > 0) own.push_back(dram(Op::Load, id, -1, w.dram_bytes, w.dram_pieces, w.in_channel));
+      emit_syncs(id);
+      if (w.dram_bytes > 0) {
+        // Waits for the storing cores' messages first.
+        std::vector<int> waits;
+        for (int k = w.sync_begin; k < w.sync_end; ++k) {
+          int o = op(Op::Recv, c, id);
+          ops[size_t(o)].bytes = sync_bytes;
+          edge(prev_si, o);
+          edge(prev_compute, o);
+          prev_si = o;
+          sync_recv[{id, syncs[size_t(k)]}] = o;
+          waits.push_back(o);
+        }
+        int ld = dram(Op::Load, id, -1, w.dram_bytes, w.dram_pieces, w.in_channel);
+        for (int o : waits) edge(o, ld);
+        own.push_back(ld);
+      }
       for (int wi : issued[size_t(id)])
         if (wts[size_t(wi)].first == w.q && wts[size_t(wi)].direct)
           own.push_back(weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
@@ -739,8 +798,17 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     }
     if (pending_store >= 0) {
       const Wl& pw = wls[size_t(pending_store)];
-      dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
+      store_op[size_t(pending_store)] = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
+      for (int r : readers_of[size_t(pending_store)]) ready_syncs.emplace_back(r, pending_store);
     }
+    emit_syncs(std::numeric_limits<int>::max());
+  }
+  for (const auto& [key, snd] : sync_send) {
+    auto it = sync_recv.find(key);
+    if (it == sync_recv.end()) continue;
+    ops[size_t(snd)].partner = it->second;
+    ops[size_t(it->second)].partner = snd;
+    ops[size_t(it->second)].route = ops[size_t(snd)].route;
   }
   // Compute waits for its weights wherever they were issued; pair transfers.
   for (size_t id = 0; id < wls.size(); ++id)

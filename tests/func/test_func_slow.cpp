@@ -89,13 +89,13 @@ TEST_CASE("ResNet-50 batch 1 on zebu-1core: bit for bit, every layer golden, und
 }
 
 TEST_CASE("the reference programs run on the reference Frontend IR with onnx2fir's weights") {
-  for (const char* net : {"resnet50", "resnet34"})
+  for (std::string net : {"resnet50", "resnet34"})
     for (int batch : {1, 4}) {
       CAPTURE(net);
       CAPTURE(batch);
       const auto& c = func_test::compile_model(testing::torchvision_onnx(net), batch, net);
       std::string ref = testing::reference_dir() + "/gemini-ir";
-      std::string tag = "int8_" + std::string(net) + ".sim_quanti";
+      std::string tag = "int8_" + net + ".sim_quanti";
       std::string fir_path = ref + "/frontend/int8_" + net + ".sim_quantized_b" + std::to_string(batch) + ".json";
       std::string sir_path =
           ref + "/scheduler/int8_" + net + ".sim_quantized_b" + std::to_string(batch) + "_c1_bw16_stschedule.json";
@@ -104,11 +104,18 @@ TEST_CASE("the reference programs run on the reference Frontend IR with onnx2fir
       // The reference FIR names no per-channel weight scales: give each PE
       // layer the files of its partner in onnx2fir's FIR.
       auto match = pair_layers(g, c.graph);
-      std::string dir = testing::temp_dir(std::string("func_ref_") + net + std::to_string(batch));
+      std::string dir = testing::temp_dir("func_ref_" + net + std::to_string(batch));
       int pe = 0;
       for (auto& l : g.mutable_layers()) {
-        if (l.op != fir::Op::Conv2d && l.op != fir::Op::Dense) continue;
         const fir::Layer* o = c.graph.find(match.at(l.name));
+        // Constant operands (the average pool's divisor) come from the partner too.
+        for (size_t k = 0; k < l.previous_layer.size(); ++k) {
+          std::string role = "input_activation" + std::to_string(k + 1);
+          if (!fir::is_constant_name(l.previous_layer[k]) || !l.file(role) || !o->file(role)) continue;
+          if (l.op == fir::Op::Conv2d || l.op == fir::Op::Dense) continue;
+          fs::copy_file(fs::path(c.dir) / *o->file(role), fs::path(dir) / *l.file(role), fs::copy_options::overwrite_existing);
+        }
+        if (l.op != fir::Op::Conv2d && l.op != fir::Op::Dense) continue;
         for (const char* role : {"k", "b", "k_scale"}) {
           std::string name = l.name + "_" + role + ".npy";
           fs::copy_file(fs::path(c.dir) / *o->file(role), fs::path(dir) / name);

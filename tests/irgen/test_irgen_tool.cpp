@@ -2,7 +2,9 @@
 // irgen | asm | zebusim against the reference programs' ZeBu cycles.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <iterator>
+#include <map>
 #include <regex>
 #include <vector>
 #include <string>
@@ -10,6 +12,7 @@
 #include "fir/fir.hpp"
 #include "irgen_test_util.hpp"
 #include "mapping/mapping.hpp"
+#include "sir/sir.hpp"
 #include "testing.hpp"
 
 namespace {
@@ -133,9 +136,77 @@ TEST_CASE("irgen | asm | zebusim on chip-64tops") {
     CHECK_MESSAGE(r.exit_code == 0, r.err);
     r = testing::run_tool("asm", q(dir + "/s.json") + " --fir " + q(c.fir) + " --arch chip-64tops -o " + q(dir + "/p.jsonl"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    r = testing::run_tool("asm", "--check " + q(dir + "/p.jsonl") + " --arch chip-64tops");
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
     r = testing::run_tool("zebusim", q(dir + "/p.jsonl") + " --arch chip-64tops --stats -o " + q(dir + "/t.jsonl"));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     MESSAGE(c.map << ": " << total_cycles(r.out + r.err) << " cycles");
     CHECK(total_cycles(r.out + r.err) > 0);
+  }
+}
+
+// The numbers: the tiny ResNet (examples/tiny_resnet), compiled for one core
+// whose weight buffer is too small for its layers (parts computed in runs of
+// output channels) and for chip-64tops with gemini's mapping and the
+// sequential baseline (inputs in pieces from several cores, channel pieces,
+// halos, reloads of other cores' stores), computes bit for bit what the
+// quantized interpreter computes, layer by layer (zebusim --functional --golden).
+TEST_CASE("irgen | asm | zebusim --functional: split parts and multi-core dataflow compute the golden activations") {
+  std::string dir = testing::temp_dir("irgen_functional");
+  std::string onnx = testing::source_dir() + "/examples/tiny_resnet/tiny_resnet.onnx";
+  // A core with 8 PE columns and a 96-row weight buffer: 32-channel layers do not fit.
+  std::string small = dir + "/small-wl0.json";
+  {
+    auto a = testing::read_file(testing::source_dir() + "/examples/arch/zebu-1core.json");
+    a = std::regex_replace(a, std::regex("\"name\": \"zebu-1core\""), "\"name\": \"small-wl0\"",
+                           std::regex_constants::format_first_only);
+    a = std::regex_replace(a, std::regex("\"wl0_bytes\": [0-9]+"), "\"wl0_bytes\": 96");
+    a = std::regex_replace(a, std::regex("\"pe_cols\": [0-9]+"), "\"pe_cols\": 8");
+    testing::write_file(small, a);
+  }
+  for (int b : {1, 4}) {
+    CAPTURE(b);
+    std::string d = dir + "/b" + std::to_string(b), fir = d + "/t.fir.json";
+    auto r = testing::run_tool("onnx2fir", q(onnx) + " --batch " + std::to_string(b) + " --calib-random 2 --quiet --data-dir " +
+                                               q(d) + " -o " + q(fir));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    struct Case {
+      std::string arch, map;
+    };
+    std::vector<Case> cases;
+    testing::write_file(d + "/single.json",
+                        mapping::format_mapping([&] {
+                          auto m = irgen_test::single_core(fir::read_fir(fir), "small-wl0");
+                          return m;
+                        }()));
+    cases.push_back({small, d + "/single.json"});
+    r = testing::run_tool("gemini", q(fir) + " --arch chip-64tops --no-progress -o " + q(d + "/gemini.json"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    cases.push_back({"chip-64tops", d + "/gemini.json"});
+    r = testing::run_tool("gemini", q(fir) + " --arch chip-64tops --baseline sequential -o " + q(d + "/seq.json"));
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    cases.push_back({"chip-64tops", d + "/seq.json"});
+    for (const auto& c : cases) {
+      CAPTURE(c.map);
+      std::string sir = d + "/s.json", prog = d + "/p.jsonl";
+      r = testing::run_tool("irgen", q(fir) + " " + q(c.map) + " --arch " + q(c.arch) + " -o " + q(sir));
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      if (c.arch == small) {  // the split really happens: some layer in several workloads
+        std::map<std::string, int> per_layer;
+        int most = 0;
+        for (const auto& w : sir::read_sir(sir).cores.at(0).workloads) most = std::max(most, ++per_layer[w.layer_name]);
+        CHECK(most > 1);
+      }
+      r = testing::run_tool("irgen", "--check " + q(sir) + " --arch " + q(c.arch) + " --fir " + q(fir));
+      CHECK_MESSAGE(r.exit_code == 0, r.err);
+      r = testing::run_tool("asm", q(sir) + " --fir " + q(fir) + " --arch " + q(c.arch) + " -o " + q(prog));
+      REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+      r = testing::run_tool("asm", "--check " + q(prog) + " --arch " + q(c.arch));
+      CHECK_MESSAGE(r.exit_code == 0, r.err);
+      r = testing::run_tool("zebusim", q(prog) + " --arch " + q(c.arch) + " --functional --fir " + q(fir) + " --sir " + q(sir) +
+                                           " --input " + q(d + "/src_quantize_1_1_input_activation1.npy") + " --golden " + q(d) +
+                                           " -o /dev/null");
+      CHECK_MESSAGE(r.exit_code == 0, r.err);
+    }
   }
 }
