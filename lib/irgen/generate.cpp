@@ -207,6 +207,23 @@ class Generator {
   sir::Schedule run() {
     build_network();
     build_workloads();
+    for (;;) {
+      connect_and_place();
+      int64_t most = 0;
+      for (int64_t n : transfers_of_layer_) most = std::max(most, n);
+      if (most < transfer_stride_) break;
+      transfer_stride_ *= 10;  // rare: a layer with that many transfers; number again
+    }
+    for (auto& w : wls_)
+      if (layers_[size_t(w.layer)].pe) tile_pe(w);
+    if (estimate_out_) *estimate_out_ = estimated_cycles_;
+    return emit();
+  }
+
+ private:
+  // Transfers, L2 placement, VP tiles and weight loads (retried with spills
+  // and with weights streamed from L2 when memory runs out).
+  void connect_and_place() {
     // Tensors kept in a core's L2 across segments go through DRAM instead
     // when L2 runs out: spill the longest-lived one in the way and retry.
     // When the weights then find no room, place the ones that must stream
@@ -228,13 +245,8 @@ class Generator {
       if (plan_weights()) break;
       if (attempt == 1) throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", assign_error_));
     }
-    for (auto& w : wls_)
-      if (layers_[size_t(w.layer)].pe) tile_pe(w);
-    if (estimate_out_) *estimate_out_ = estimated_cycles_;
-    return emit();
   }
 
- private:
   [[noreturn]] void fail_mapping(const std::string& pointer, const std::string& what) const {
     throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, pointer, what));
   }
@@ -277,7 +289,13 @@ class Generator {
   sir::Schedule emit();
   sir::BufferTensor buffer_entry(const L2Tensor& t, int pos, const Wl& w, int64_t id) const;
 
-  int64_t new_transfer() { return next_transfer_++; }
+  // Transfer ids are numbered layer by layer, layer * stride + n, so an edit
+  // of one layer's mapping renumbers only the transfers of the layers it
+  // touches and the Scheduler IR diff stays local.
+  int64_t new_transfer(int layer) {
+    int64_t n = transfers_of_layer_[size_t(layer)]++;
+    return int64_t(layer) * transfer_stride_ + n;
+  }
   std::string where(const Wl& w) const {
     const auto& L = layers_[size_t(w.layer)];
     return "/segments/" + std::to_string(L.segment) + "/layers/" + std::to_string(L.position);
@@ -300,7 +318,8 @@ class Generator {
   std::vector<sir::DramStore> dram_in_;
   std::vector<sir::DramLoad> dram_out_;            // weights first, then activations (sorted at the end)
   std::map<int, Allocator> l2_;                     // core -> L2 blocks placed so far
-  int64_t next_transfer_ = 0;
+  std::vector<int64_t> transfers_of_layer_;  // layer -> transfers numbered so far
+  int64_t transfer_stride_ = 100;            // a power of ten above every layer's count
   int64_t next_order_ = 1;
 };
 
@@ -488,7 +507,7 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     Piece pc;
     pc.kind = Piece::GraphInput;
     pc.region = u.region;
-    pc.transfer = new_transfer();
+    pc.transfer = new_transfer(w.layer);
     Dims e = u.region.extent();
     pc.bytes = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], in.bytes);
     L2Tensor t;
@@ -605,7 +624,7 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
       u.pieces.push_back(pc);
       continue;
     }
-    pc.transfer = new_transfer();
+    pc.transfer = new_transfer(w.layer);
     src.transfer_id = pc.transfer;
     if (p.segment == w.segment && p.core != w.core) {
       // Core to core: the producer sends exactly this piece.
@@ -653,7 +672,7 @@ void Generator::connect() {
       WeightLoad wt;
       wt.core = w.core, wt.layer = w.layer, wt.k_lo = w.out.lo[1], wt.k_hi = w.out.hi[1];
       wt.first = wt.last = w.pos;
-      wt.transfer = new_transfer();
+      wt.transfer = new_transfer(w.layer);
       size_weight(wt);
       it = weight_of.emplace(key, int(weights_.size())).first;
       weights_.push_back(wt);
@@ -668,7 +687,7 @@ void Generator::connect() {
   // tensor, each its channels.
   for (auto& w : wls_) {
     const LayerModel& L = layers_[size_t(w.layer)];
-    w.out_transfer = new_transfer();
+    w.out_transfer = new_transfer(w.layer);
     Dims e = w.out.extent();
     sir::Source src;
     src.core_id = w.core;
@@ -845,7 +864,7 @@ void Generator::reset_connections() {
   weights_.clear();
   dram_in_.clear();
   dram_out_.clear();
-  next_transfer_ = 0;
+  transfers_of_layer_.assign(layers_.size(), 0);
   for (auto& w : wls_) {
     for (auto& u : w.inputs) u.pieces.clear();
     w.out_transfer = -1;
