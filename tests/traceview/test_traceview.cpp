@@ -571,6 +571,21 @@ TEST_CASE("traceview errors: missing files, malformed traces, bad options") {
   r = run_tool("traceview", reference_traces().front() + " --compare " + reference_traces().front() + " --html " + dir + "/x.html");
   CHECK(r.exit_code == kExitUsage);
   CHECK_FALSE(fs::exists(dir + "/x.html"));
+  // A trace on more cores than the architecture has: the --arch was forgotten.
+  {
+    std::string t = cct::testing::read_file(reference_traces().front());
+    std::string first = t.substr(0, t.find('\n') + 1);
+    size_t at = first.find("'tile': -1}");
+    REQUIRE(at != std::string::npos);
+    first.replace(at, 11, "'tile': -1, 'core': 3}");
+    cct::testing::write_file(dir + "/core3.trace", first);
+    r = run_tool("traceview", dir + "/core3.trace");
+    CHECK(r.exit_code == kExitInvalidInput);
+    CHECK(r.err.find("core3.trace: the trace runs on core 3 but architecture zebu-1core has 1 core(s): give --arch") !=
+          std::string::npos);
+    r = run_tool("traceview", dir + "/core3.trace --arch chip-64tops");
+    CHECK_MESSAGE(r.exit_code == 0, r.err);
+  }
   r = run_tool("traceview", "");
   CHECK(r.exit_code == kExitUsage);
   r = run_tool("traceview", "--help");

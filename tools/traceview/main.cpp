@@ -1,4 +1,5 @@
 // traceview: where the cycles and the energy of a trace go.
+#include <algorithm>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -73,6 +74,14 @@ int main(int argc, char** argv) {
         bool validate = cli::validate_enabled(r);
         arch::Architecture arch = arch::load_architecture(r["arch"].as<std::string>(), validate);
         trace::Trace t = trace::read_trace(trace_path, validate);
+        // A trace does not name its architecture: catch the common slip of
+        // summarising a whole-chip trace against the single-core default.
+        int32_t top_core = 0;
+        for (const auto& in : t.program.instructions) top_core = std::max(top_core, in.mapping.core);
+        if (top_core >= arch.core_count())
+          throw Error(kExitInvalidInput, display_name(trace_path) + ": the trace runs on core " + std::to_string(top_core) +
+                                             " but architecture " + arch.name + " has " +
+                                             std::to_string(arch.core_count()) + " core(s): give --arch");
         std::optional<fir::Graph> graph;
         if (r.count("fir")) {
           fir::ReadOptions ro;
