@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <string>
 
+#include "pipeline_util.hpp"
 #include "testing.hpp"
 
 namespace fs = std::filesystem;
@@ -14,34 +15,10 @@ using cct::testing::read_file;
 using cct::testing::run;
 using cct::testing::run_tool;
 
+using pipeline_test::bin;
+using pipeline_test::must;
+
 namespace {
-
-std::string bin(const std::string& tool) { return cct::testing::bin_dir() + "/" + tool; }
-
-void must(const cct::testing::RunResult& r, const std::string& what) {
-  INFO(what << "\nstderr: " << r.err);
-  REQUIRE(r.exit_code == 0);
-}
-
-// Runs model -> trace for one architecture into dir; returns the file stem.
-std::string run_chain(const std::string& dir, const std::string& arch, int batch) {
-  const std::string src = cct::testing::source_dir();
-  const std::string fir = dir + "/tiny.fir.json", stem = dir + "/tiny." + arch;
-  must(run(bin("onnx2fir") + " " + src + "/examples/tiny_resnet/tiny_resnet.onnx --quiet --calib-random 4 --batch " +
-           std::to_string(batch) + " --data-dir " + dir + "/data -o " + fir),
-       "onnx2fir");
-  must(run(bin("gemini") + " " + fir + " --arch " + arch + " -o " + stem + ".map.json"), "gemini");
-  must(run(bin("irgen") + " " + fir + " " + stem + ".map.json --arch " + arch + " -o " + stem + ".sir.json"), "irgen");
-  must(run(bin("irgen") + " --check " + stem + ".sir.json --arch " + arch + " --fir " + fir), "irgen --check");
-  must(run(bin("asm") + " " + stem + ".sir.json --fir " + fir + " --arch " + arch + " -o " + stem + ".asm"), "asm");
-  must(run(bin("asm") + " --check " + stem + ".asm --arch " + arch), "asm --check");
-  must(run(bin("zebusim") + " " + stem + ".asm --arch " + arch + " -o " + stem + ".trace"), "zebusim");
-  auto summary = run(bin("traceview") + " " + stem + ".trace --arch " + arch + " --fir " + fir);
-  must(summary, "traceview");
-  cct::testing::write_file(stem + ".summary.txt", summary.out);
-  CHECK(summary.out.find("total") != std::string::npos);
-  return stem;
-}
 
 // Number of lines that differ between two files (diff's < and > lines).
 int diff_lines(const std::string& a, const std::string& b) {
@@ -57,30 +34,10 @@ int line_count(const std::string& path) {
 }  // namespace
 
 TEST_CASE("the bundled model runs through every stage, byte-identically twice, on both architectures") {
+  const std::string model = cct::testing::source_dir() + "/examples/tiny_resnet/tiny_resnet.onnx";
   for (const std::string arch : {"zebu-1core", "chip-64tops"}) {
     CAPTURE(arch);
-    std::string a = cct::testing::temp_dir("pipeline_" + arch + "_a");
-    std::string b = cct::testing::temp_dir("pipeline_" + arch + "_b");
-    std::string sa = run_chain(a, arch, 1);
-    std::string sb = run_chain(b, arch, 1);
-    for (const std::string ext : {".map.json", ".sir.json", ".asm", ".trace", ".summary.txt"}) {
-      CAPTURE(ext);
-      std::string x = read_file(sa + ext), y = read_file(sb + ext);
-      CHECK(!x.empty());
-      // The summary names its trace file; everything else must be identical.
-      if (ext == ".summary.txt") {
-        auto strip = [](std::string s, const std::string& d) {
-          for (size_t p; (p = s.find(d)) != std::string::npos;) s.erase(p, d.size());
-          return s;
-        };
-        x = strip(x, a);
-        y = strip(y, b);
-      }
-      CHECK(x == y);
-    }
-    CHECK(read_file(a + "/tiny.fir.json") == read_file(b + "/tiny.fir.json"));
-    for (const auto& e : fs::directory_iterator(a + "/data"))
-      CHECK(read_file(e.path().string()) == read_file(b + "/data/" + e.path().filename().string()));
+    pipeline_test::check_twice_identical("pipeline", model, "tiny", arch, 1);
   }
 }
 
