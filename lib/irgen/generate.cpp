@@ -170,24 +170,28 @@ struct WeightLoad {
 };
 
 // First-fit placement of [start, end] x size blocks in an address space.
+// Blocks are kept sorted by address, so a search is one allocation-free scan
+// (irgen calls it for every candidate issue position of every buffer).
 class Allocator {
  public:
   explicit Allocator(int64_t capacity) : capacity_(capacity) {}
   // Lowest aligned address free over the whole interval, -1 if none.
   // `lowest`: the smallest address allowed.
   int64_t find(int start, int end, int64_t size, int64_t align, int64_t lowest = 0) const {
-    std::vector<std::pair<int64_t, int64_t>> busy;
-    for (const auto& b : blocks_)
-      if (b.start <= end && start <= b.end) busy.push_back({b.address, b.address + b.size});
-    std::sort(busy.begin(), busy.end());
     int64_t a = round_up(lowest, align);
-    for (const auto& [lo, hi] : busy) {
-      if (a + size <= lo) break;
-      a = std::max(a, round_up(hi, align));
+    for (const auto& b : blocks_) {
+      if (b.start > end || start > b.end) continue;  // not live at the same time
+      if (a + size <= b.address) break;
+      a = std::max(a, round_up(b.address + b.size, align));
     }
     return a + size <= capacity_ ? a : -1;
   }
-  void add(int start, int end, int64_t address, int64_t size) { blocks_.push_back({start, end, address, size}); }
+  void add(int start, int end, int64_t address, int64_t size) {
+    Block b{start, end, address, size};
+    auto at = std::upper_bound(blocks_.begin(), blocks_.end(), b,
+                               [](const Block& x, const Block& y) { return x.address < y.address; });
+    blocks_.insert(at, b);
+  }
 
  private:
   struct Block {
@@ -195,7 +199,7 @@ class Allocator {
     int64_t address, size;
   };
   int64_t capacity_;
-  std::vector<Block> blocks_;
+  std::vector<Block> blocks_;  // by address
 };
 
 class Generator {
