@@ -24,6 +24,7 @@
 #include "interp/parallel.hpp"
 #include "irgen/irgen.hpp"
 #include "mapping/mapping.hpp"
+#include "mapping/mapping_fir.hpp"
 #include "sim/sim.hpp"
 #include "support/io.hpp"
 #include "support/npy.hpp"
@@ -38,24 +39,10 @@ double since(std::chrono::steady_clock::time_point t0) {
 }
 
 mapping::Mapping make_mapping(const fir::Graph& g, const arch::Architecture& a) {
-  mapping::Mapping m;
-  m.arch = a.name;
-  auto order = g.in_index_order();
-  m.batch = order.front()->output_shape.front().front();
-  const int cores = a.core_count();
-  mapping::Segment s;
-  s.batch_groups = std::min<int64_t>(m.batch, 4);
-  while (m.batch % s.batch_groups) --s.batch_groups;
-  for (const fir::Layer* l : order) {
-    if (l->device != fir::Device::Npu) continue;
-    mapping::LayerMapping lm;
-    lm.layer = l->name;
-    lm.cores = {int64_t(cores == 1 ? 0 : s.layers.size())};
-    s.layers.push_back(lm);
-    if (int(s.layers.size()) == cores) m.segments.push_back(s), s.layers.clear();
-  }
-  if (!s.layers.empty()) m.segments.push_back(s);
-  return m;
+  if (a.core_count() == 1) return mapping::single_core_mapping(g, a.name);
+  int64_t batch = g.in_index_order().front()->output_shape.front().front(), groups = std::min<int64_t>(batch, 4);
+  while (batch % groups) --groups;
+  return mapping::one_layer_per_core_mapping(g, a.name, a.core_count(), int(groups));
 }
 
 }  // namespace

@@ -19,31 +19,13 @@
 #include "fir/fir.hpp"
 #include "irgen/irgen.hpp"
 #include "mapping/mapping.hpp"
+#include "mapping/mapping_fir.hpp"
 #include "sir/sir.hpp"
 
 using Clock = std::chrono::steady_clock;
 using namespace cct;
 
 namespace {
-
-mapping::Mapping layer_mapping(const fir::Graph& g, const std::string& arch, int cores, int groups) {
-  mapping::Mapping m;
-  m.arch = arch;
-  auto order = g.in_index_order();
-  m.batch = order.front()->output_shape.front().front();
-  mapping::Segment s;
-  s.batch_groups = groups;
-  for (const fir::Layer* l : order) {
-    if (l->device != fir::Device::Npu) continue;
-    mapping::LayerMapping lm;
-    lm.layer = l->name;
-    lm.cores = {int64_t(s.layers.size())};
-    s.layers.push_back(lm);
-    if (int(s.layers.size()) == cores) m.segments.push_back(s), s.layers.clear();
-  }
-  if (!s.layers.empty()) m.segments.push_back(s);
-  return m;
-}
 
 double cpu_seconds() { return double(std::clock()) / CLOCKS_PER_SEC; }
 
@@ -87,11 +69,11 @@ int main(int argc, char** argv) {
     auto chip = arch::load_architecture("chip-64tops");
     std::string dir = ref + "/gemini-ir/frontend/int8_resnet50.sim_quantized_b";
     auto g1 = fir::read_fir(dir + "1.json");
-    run("ResNet-50 b1 zebu-1core single", g1, layer_mapping(g1, "zebu-1core", 1, 1), zebu, repeat);
+    run("ResNet-50 b1 zebu-1core single", g1, mapping::single_core_mapping(g1, "zebu-1core"), zebu, repeat);
     for (int b : {1, 4, 16}) {
       auto g = fir::read_fir(dir + std::to_string(b) + ".json");
       std::string label = "ResNet-50 b" + std::to_string(b) + " chip-64tops pipeline";
-      run(label.c_str(), g, layer_mapping(g, "chip-64tops", chip.core_count(), b), chip, repeat);
+      run(label.c_str(), g, mapping::one_layer_per_core_mapping(g, "chip-64tops", chip.core_count(), b), chip, repeat);
     }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_irgen: %s\n", e.what());

@@ -26,4 +26,43 @@ std::vector<std::string> check_against_fir(const Mapping& m, const fir::Graph& g
   return check_against_network(m, network_of(g), file);
 }
 
+Mapping single_core_mapping(const fir::Graph& g, const std::string& arch) {
+  Mapping m;
+  m.arch = arch;
+  auto order = g.in_index_order();
+  m.batch = order.front()->output_shape.front().front();
+  for (const fir::Layer* l : order) {
+    if (l->device != fir::Device::Npu) continue;
+    Segment s;
+    LayerMapping lm;
+    lm.layer = l->name;
+    lm.cores = {0};
+    s.layers.push_back(lm);
+    m.segments.push_back(s);
+  }
+  return m;
+}
+
+Mapping one_layer_per_core_mapping(const fir::Graph& g, const std::string& arch, int cores, int batch_groups) {
+  Mapping m;
+  m.arch = arch;
+  auto order = g.in_index_order();
+  m.batch = order.front()->output_shape.front().front();
+  Segment s;
+  s.batch_groups = batch_groups;
+  for (const fir::Layer* l : order) {
+    if (l->device != fir::Device::Npu) continue;
+    LayerMapping lm;
+    lm.layer = l->name;
+    lm.cores = {int64_t(s.layers.size())};
+    s.layers.push_back(lm);
+    if (int(s.layers.size()) == cores) {
+      m.segments.push_back(s);
+      s.layers.clear();
+    }
+  }
+  if (!s.layers.empty()) m.segments.push_back(s);
+  return m;
+}
+
 }  // namespace cct::mapping

@@ -48,42 +48,6 @@ const Compiled& tiny(int batch) {
   return compile_model(testing::source_dir() + "/examples/tiny_resnet/tiny_resnet.onnx", batch, "tiny");
 }
 
-mapping::Mapping single_core(const fir::Graph& g, const std::string& arch) {
-  mapping::Mapping m;
-  m.arch = arch;
-  auto order = g.in_index_order();
-  m.batch = order.front()->output_shape.front().front();
-  for (const fir::Layer* l : order) {
-    if (l->device != fir::Device::Npu) continue;
-    mapping::Segment s;
-    mapping::LayerMapping lm;
-    lm.layer = l->name;
-    lm.cores = {0};
-    s.layers.push_back(lm);
-    m.segments.push_back(s);
-  }
-  return m;
-}
-
-mapping::Mapping pipeline(const fir::Graph& g, const std::string& arch, int cores, int groups) {
-  mapping::Mapping m;
-  m.arch = arch;
-  auto order = g.in_index_order();
-  m.batch = order.front()->output_shape.front().front();
-  mapping::Segment s;
-  s.batch_groups = groups;
-  for (const fir::Layer* l : order) {
-    if (l->device != fir::Device::Npu) continue;
-    mapping::LayerMapping lm;
-    lm.layer = l->name;
-    lm.cores = {int64_t(s.layers.size())};
-    s.layers.push_back(lm);
-    if (int(s.layers.size()) == cores) m.segments.push_back(s), s.layers.clear();
-  }
-  if (!s.layers.empty()) m.segments.push_back(s);
-  return m;
-}
-
 std::vector<trace::Timing> retime(const isa::Program& p, const arch::Architecture& a) {
   sim::Options o;
   o.extras = false;

@@ -12,6 +12,7 @@
 #include "interp/fir_exec.hpp"
 #include "isa/program.hpp"
 #include "mapping/mapping.hpp"
+#include "mapping/mapping_fir.hpp"
 #include "sir/sir.hpp"
 #include "trace/trace.hpp"
 
@@ -33,9 +34,13 @@ const Compiled& compile_model(const std::string& model_path, int batch, const st
 const Compiled& tiny(int batch);
 
 // Every accelerator layer on core 0, one per segment.
-cct::mapping::Mapping single_core(const cct::fir::Graph& g, const std::string& arch);
+inline cct::mapping::Mapping single_core(const cct::fir::Graph& g, const std::string& arch) {
+  return cct::mapping::single_core_mapping(g, arch);
+}
 // Segments of `cores` consecutive layers, the j-th on core j, `groups` batch groups.
-cct::mapping::Mapping pipeline(const cct::fir::Graph& g, const std::string& arch, int cores, int groups);
+inline cct::mapping::Mapping pipeline(const cct::fir::Graph& g, const std::string& arch, int cores, int groups) {
+  return cct::mapping::one_layer_per_core_mapping(g, arch, cores, groups);
+}
 
 // irgen, asm and the timing model; the SIR and program are also written to `dir`.
 struct Built {

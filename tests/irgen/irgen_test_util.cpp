@@ -32,43 +32,4 @@ long reference_end_cycle(const std::string& net, int batch) {
   return std::stol(m[2].str());
 }
 
-mapping::Mapping single_core(const fir::Graph& g, const std::string& arch) {
-  mapping::Mapping m;
-  m.arch = arch;
-  auto order = g.in_index_order();
-  m.batch = order.front()->output_shape.front().front();
-  for (const fir::Layer* l : order) {
-    if (l->device != fir::Device::Npu) continue;
-    mapping::Segment s;
-    mapping::LayerMapping lm;
-    lm.layer = l->name;
-    lm.cores = {0};
-    s.layers.push_back(lm);
-    m.segments.push_back(s);
-  }
-  return m;
-}
-
-mapping::Mapping pipeline(const fir::Graph& g, const std::string& arch, int cores, int groups) {
-  mapping::Mapping m;
-  m.arch = arch;
-  auto order = g.in_index_order();
-  m.batch = order.front()->output_shape.front().front();
-  mapping::Segment s;
-  s.batch_groups = groups;
-  for (const fir::Layer* l : order) {
-    if (l->device != fir::Device::Npu) continue;
-    mapping::LayerMapping lm;
-    lm.layer = l->name;
-    lm.cores = {int64_t(s.layers.size())};
-    s.layers.push_back(lm);
-    if (int(s.layers.size()) == cores) {
-      m.segments.push_back(s);
-      s.layers.clear();
-    }
-  }
-  if (!s.layers.empty()) m.segments.push_back(s);
-  return m;
-}
-
 }  // namespace irgen_test

@@ -5,6 +5,7 @@
 
 #include "fir/fir.hpp"
 #include "mapping/mapping.hpp"
+#include "mapping/mapping_fir.hpp"
 
 namespace irgen_test {
 
@@ -17,9 +18,13 @@ long reference_end_cycle(const std::string& net, int batch);
 
 // Every accelerator layer on core 0, one layer per segment (what
 // examples/mappings/single_core_mapping.py writes).
-cct::mapping::Mapping single_core(const cct::fir::Graph& g, const std::string& arch);
+inline cct::mapping::Mapping single_core(const cct::fir::Graph& g, const std::string& arch) {
+  return cct::mapping::single_core_mapping(g, arch);
+}
 // A layer pipeline: consecutive layers on cores 0..cores-1, segments of
 // `cores` layers, `groups` batch groups per segment.
-cct::mapping::Mapping pipeline(const cct::fir::Graph& g, const std::string& arch, int cores, int groups);
+inline cct::mapping::Mapping pipeline(const cct::fir::Graph& g, const std::string& arch, int cores, int groups) {
+  return cct::mapping::one_layer_per_core_mapping(g, arch, cores, groups);
+}
 
 }  // namespace irgen_test

@@ -84,6 +84,20 @@ TEST_CASE("the single-core script maps every reference network") {
     for (const auto& l : g.layers()) npu += l.device == cct::fir::Device::Npu;
     CHECK(m.segments.size() == npu);
     CHECK(m.batch == network_of(g).batch);
+    // The library's single-core mapping is the script's, but for the FIR name the script records.
+    Mapping lib = single_core_mapping(g, "zebu-1core");
+    lib.fir = m.fir;
+    CHECK(format_mapping(lib) == format_mapping(m));
+    // The layer pipeline: segments of 8 layers on cores 0..7, every layer once.
+    Mapping p = one_layer_per_core_mapping(g, "chip-64tops", 8, 2);
+    CHECK(p.segments.size() == (npu + 7) / 8);
+    CHECK(p.segments.front().layers.size() == std::min<size_t>(8, npu));
+    CHECK(p.segments.front().batch_groups == 2);
+    CHECK(p.segments.back().layers.back().cores == std::vector<int64_t>{int64_t((npu - 1) % 8)});
+    if (m.batch % 2 == 0) {
+      problems = check_against_fir(p, g, path);
+      CHECK_MESSAGE(problems.empty(), joined(problems));
+    }
   }
 }
 
