@@ -56,31 +56,35 @@ bool inlinable(const Json& v, const JsonStyle& st) {
   return true;
 }
 
-void append_inline(std::string& out, const Json& v) {
+// One line: `item_sep` between elements and members (", " or ","), `key_sep`
+// after keys (": " or ":").
+void append_one_line(std::string& out, const Json& v, const char* item_sep, const char* key_sep) {
   if (is_scalar(v)) {
     append_scalar(out, v);
   } else if (v.is_array()) {
     out += '[';
     bool first = true;
     for (const auto& x : v.as_array()) {
-      if (!first) out += ", ";
+      if (!first) out += item_sep;
       first = false;
-      append_inline(out, x);
+      append_one_line(out, x, item_sep, key_sep);
     }
     out += ']';
   } else {
     out += '{';
     bool first = true;
     for (const auto& m : v.as_object()) {
-      if (!first) out += ", ";
+      if (!first) out += item_sep;
       first = false;
       append_json_string(out, m.first);
-      out += ": ";
-      append_inline(out, m.second);
+      out += key_sep;
+      append_one_line(out, m.second, item_sep, key_sep);
     }
     out += '}';
   }
 }
+
+void append_inline(std::string& out, const Json& v) { append_one_line(out, v, ", ", ": "); }
 
 void newline(std::string& out, int spaces) {
   out += '\n';
@@ -149,31 +153,7 @@ void append_value(std::string& out, const Json& v, const JsonStyle& st, int leve
   }
 }
 
-void append_compact(std::string& out, const Json& v) {
-  if (is_scalar(v)) {
-    append_scalar(out, v);
-  } else if (v.is_array()) {
-    out += '[';
-    bool first = true;
-    for (const auto& x : v.as_array()) {
-      if (!first) out += ',';
-      first = false;
-      append_compact(out, x);
-    }
-    out += ']';
-  } else {
-    out += '{';
-    bool first = true;
-    for (const auto& m : v.as_object()) {
-      if (!first) out += ',';
-      first = false;
-      append_json_string(out, m.first);
-      out += ':';
-      append_compact(out, m.second);
-    }
-    out += '}';
-  }
-}
+void append_compact(std::string& out, const Json& v) { append_one_line(out, v, ",", ":"); }
 
 }  // namespace
 
