@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "arch/arch.hpp"
+#include "dse/sweep.hpp"
 #include "fir/fir.hpp"
 #include "gemini/cost.hpp"
 #include "gemini/network.hpp"
@@ -76,7 +77,10 @@ int main(int argc, char** argv) {
       "store, send to another core) with core, layer, segment, batch group, part, bytes, start, end.\n"
       "--report prints per segment and layer the cores, partition, predicted cycles, energy\n"
       "by component and the binding resource on stderr. On a single-core architecture the\n"
-      "mapping is every layer on core 0, one per segment."};
+      "mapping is every layer on core 0, one per segment.\n"
+      "--dse SPACE --nets FIR,... [-o RESULTS.csv] [--jobs N] sweeps chip designs (lib/dse, formats/DSE_Format.md):\n"
+      "one CSV row per design point and network, the Pareto front, RESULTS.pareto.svg, RESULTS.summary.txt\n"
+      "and a journal RESULTS.csv.journal from which an interrupted sweep resumes."};
   return cli::run_tool(
       argc, argv, info, {"input"},
       [](cxxopts::Options& o) {
@@ -99,8 +103,33 @@ int main(int argc, char** argv) {
         o.add_options()("timeline", "write the predicted timeline (one JSON line per compute, load, store and send) to FILE",
                         cxxopts::value<std::string>(), "FILE");
         o.add_options()("no-progress", "never draw the progress bar (drawn only when stderr is a terminal)");
+        o.add_options()("dse", "sweep the architectures of SPACE instead of mapping one network (formats/DSE_Format.md)",
+                        cxxopts::value<std::string>(), "SPACE");
+        o.add_options()("nets", "--dse: the networks (FIR files, comma-separated or repeated) instead of SPACE's",
+                        cxxopts::value<std::vector<std::string>>(), "FIR,...");
+        o.add_options()("jobs", "--dse: design points evaluated in parallel (default 1)",
+                        cxxopts::value<int>()->default_value("1"), "N");
+        o.add_options()("point", "--dse: evaluate design point I only and write its journal line", cxxopts::value<int>(), "I");
+        o.add_options()("journal", "--dse: the journal of finished points (default OUTPUT.journal)",
+                        cxxopts::value<std::string>(), "FILE");
+        o.add_options()("count-points", "--dse: print the number of design points of SPACE");
       },
       [](const cxxopts::ParseResult& r) {
+        if (r.count("dse")) {
+          dse::SweepOptions d;
+          d.space = r["dse"].as<std::string>();
+          if (r.count("nets")) d.nets = r["nets"].as<std::vector<std::string>>();
+          if (r.count("input")) d.nets.push_back(r["input"].as<std::string>());
+          d.output = cli::output_path(r);
+          if (r.count("journal")) d.journal = r["journal"].as<std::string>();
+          d.jobs = r["jobs"].as<int>();
+          d.point = r.count("point") ? r["point"].as<int>() : -1;
+          if (d.point < -1 || (r.count("point") && d.point < 0)) throw_usage_error("--point must be >= 0");
+          d.count_points = r.count("count-points") > 0;
+          d.validate = cli::validate_enabled(r);
+          d.progress = !r.count("no-progress");
+          return ExitCode(dse::run_sweep(d));
+        }
         std::string input = cli::required(r, "input", "the Frontend IR");
         std::string arch_name = cli::required(r, "arch", "--arch NAME|FILE");
         bool validate = cli::validate_enabled(r);
