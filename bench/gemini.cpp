@@ -10,7 +10,9 @@
 //    latency of its mapping against the simulated one.
 // A mapping the tool chain cannot compile or run is reported with the error.
 //
-//   bench_gemini [REFERENCE_DIR] [--quick]     (--quick: speed only)
+//   bench_gemini [REFERENCE_DIR] [--quick] [--no-speed] [--weights auto|wl0|l2]
+//     --quick: speed only; --no-speed: skip it; --weights: irgen's weight
+//     path (irgen --weights; default auto, as irgen compiles by default).
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -34,6 +36,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 std::string g_ref = CCT_BENCH_SOURCE_DIR "/../shared/reference";
+irgen::Options g_irgen;
 
 std::string fir_path(const std::string& net, int batch) {
   return g_ref + "/gemini-ir/frontend/int8_" + net + ".sim_quantized_b" + std::to_string(batch) + ".json";
@@ -55,7 +58,7 @@ struct Setup {
 int64_t simulate(const Setup& s, const gemini::Plan& plan, std::string* why) {
   try {
     mapping::Mapping m = gemini::to_mapping(plan, s.net, s.arch);
-    sir::Schedule sched = irgen::generate(s.graph, m, s.arch);
+    sir::Schedule sched = irgen::generate(s.graph, m, s.arch, g_irgen);
     isa::Program prog = assembler::assemble(sched, s.graph, s.arch);
     return sim::simulate(prog, s.arch).stats.total_cycles;
   } catch (const std::exception& e) {
@@ -70,13 +73,25 @@ double cpu_seconds() { return double(std::clock()) / CLOCKS_PER_SEC; }
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool quick = false;
+  bool quick = false, speed = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") quick = true;
-    else g_ref = a;
+    else if (a == "--no-speed") speed = false;
+    else if (a == "--weights" && i + 1 < argc) {
+      std::string w = argv[++i];
+      if (w == "auto") g_irgen.weight_path = irgen::WeightPath::Auto;
+      else if (w == "wl0") g_irgen.weight_path = irgen::WeightPath::Wl0;
+      else if (w == "l2") g_irgen.weight_path = irgen::WeightPath::L2;
+      else {
+        std::fprintf(stderr, "bench_gemini: --weights takes auto, wl0 or l2\n");
+        return 2;
+      }
+    } else
+      g_ref = a;
   }
   try {
+   if (speed) {
     std::printf("== search time (default effort, seed 1)\n");
     std::printf("%-10s %-16s %5s %8s %8s %12s %9s\n", "network", "arch", "batch", "wall s", "cpu s", "pred cycles",
                 "segments");
@@ -96,11 +111,12 @@ int main(int argc, char** argv) {
                   (long long)r.cost.cycles, r.plan.segments.size());
       std::fflush(stdout);
     }
+   }
     if (quick) return 0;
 
     std::printf("\n== quality on chip-64tops (zebusim cycles of the compiled mappings)\n");
-    std::printf("%-10s %5s %12s %12s %8s %10s %10s\n", "network", "batch", "gemini", "sequential", "speedup", "MAC util",
-                "seq util");
+    std::printf("%-10s %5s %12s %12s %12s %12s %8s %10s %10s\n", "network", "batch", "gemini pred", "gemini", "seq pred",
+                "sequential", "speedup", "MAC util", "seq util");
     for (int batch : {1, 4, 16}) {
       Setup s(fir_path("resnet50", batch), "chip-64tops");
       gemini::SearchResult r = gemini::search(*s.model, gemini::SearchOptions{});
@@ -109,7 +125,9 @@ int main(int argc, char** argv) {
       int64_t g = simulate(s, r.plan, &why_g), q = simulate(s, seq, &why_s);
       double peak = s.arch.peak_macs_per_cycle();
       double macs = double(s.net.total_macs());
-      std::printf("%-10s %5d %12lld %12lld", "resnet50", batch, (long long)g, (long long)q);
+      gemini::PlanCost seq_cost = s.model->evaluate(seq, false);
+      std::printf("%-10s %5d %12lld %12lld %12lld %12lld", "resnet50", batch, (long long)r.cost.cycles, (long long)g,
+                  (long long)seq_cost.cycles, (long long)q);
       if (g > 0 && q > 0)
         std::printf(" %8.2f %9.1f%% %9.1f%%\n", double(q) / double(g), 100.0 * macs / (peak * double(g)),
                     100.0 * macs / (peak * double(q)));
