@@ -99,6 +99,12 @@ struct TensorView {
   }
 };
 
+// "[C, H, W] (channels padded to P)" of a buffer, for error messages.
+std::string shape_text(const TensorView& t) {
+  return "[" + std::to_string(t.d[1]) + ", " + std::to_string(t.d[2]) + ", " + std::to_string(t.d[3]) +
+         "] (channels padded to " + std::to_string(t.cpad) + ")";
+}
+
 isa::DataFmt fmt_of_dtype(const std::string& dtype) {
   return dtype == "float16" ? isa::DataFmt::FP16 : isa::DataFmt::INT8;
 }
@@ -324,12 +330,19 @@ const BufferTensor& CoreAssembler::input_buffer(size_t k, size_t i) const {
   const Workload& w = W()[k];
   const auto& ids = w.ifmap[i].transfer_id;
   if (ids.empty()) fail(sh_.o, wptr(k) + "/ifmap/" + std::to_string(i), "no transfer id");
+  // A copy of a window of the producer's tensor holds the same transfer as
+  // the tensor itself: the buffer of the ifmap's extent is the copy (ifmap
+  // boxes are relative to the piece, buffers in layer coordinates).
+  const BufferTensor* holder = nullptr;
   for (const auto& b : w.buffer) {
     if (!b.transfer_id) continue;
     bool all = true;
     for (int64_t t : ids) all = all && std::find(b.transfer_id->begin(), b.transfer_id->end(), t) != b.transfer_id->end();
-    if (all) return b;
+    if (!all) continue;
+    if (dims_of(b.lower, b.upper) == dims_of(w.ifmap[i].lower, w.ifmap[i].upper)) return b;
+    if (!holder) holder = &b;
   }
+  if (holder) return *holder;
   return find_buffer(k, ids[0], "ifmap");
 }
 
@@ -527,6 +540,12 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
     ifms.push_back(TensorView::of(input_buffer(k, i)).place(ril));
   }
   TensorView ofm = TensorView::of(ofmap_buffer(k)).place(rol);
+  // Both operands are read in the one box vp_cfg_fm STile names.
+  for (size_t i = 1; i < ifms.size(); ++i)
+    if (ifms[i].dims() != ifms[0].dims() || ifms[i].cpad != ifms[0].cpad)
+      fail(sh_.o, p + "/ifmap", "the inputs of a two-input vector operation must be held in buffers of one shape (vp_cfg_fm STile): input " +
+                                    std::to_string(i) + "'s buffer at " + std::to_string(ifms[i].base) + " is " + shape_text(ifms[i]) +
+                                    ", input 0's at " + std::to_string(ifms[0].base) + " is " + shape_text(ifms[0]));
   // The first operand of a two-input operation (dequantized with IQK0/IQB0,
   // the Frontend IR's first input) is read at STaddr1, the second at STaddr:
   // every residual addition of the reference programs pairs them so

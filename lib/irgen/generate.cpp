@@ -553,13 +553,17 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
                                std::to_string(i));
   const int out_bytes = layers_[size_t(in.producer)].out_bytes;
   // Read in place when every piece is in one tensor on this core (one
-  // producer, or the siblings of one).
+  // producer, or the siblings of one). The operands of a two-input vector
+  // operation share one box (vp_cfg_fm STile), so there the tensor must be
+  // exactly the region read: a window of a wider tensor is copied out.
+  const bool one_box = !L.pe && L.inputs.size() > 1;
   bool in_place = true;
   for (const auto& [pid, piece] : parts) {
     const Wl& p = wls_[size_t(pid)];
     bool spilled = p.segment != w.segment && spill_.count(p.leader);
     in_place = in_place && p.core == w.core && !spilled && p.out_buffer == wls_[size_t(parts[0].first)].out_buffer;
   }
+  if (in_place && one_box) in_place = tensors_[size_t(wls_[size_t(parts[0].first)].out_buffer)].box == u.region;
   if (in_place) {
     for (const auto& [pid, piece] : parts) {
       Wl& p = wls_[size_t(pid)];

@@ -126,6 +126,39 @@ TEST_CASE("the tiny ResNet runs bit for bit like the interpreter, every layer ma
   }
 }
 
+// An addition on a core where one operand is a window of a wider tensor
+// the core computed earlier (the producer cut in 2 along W, the addition in
+// 4): both operands of a vp_self share one box (vp_cfg_fm STile), so irgen
+// copies the window out and asm reads the copy. Reading the wider tensor in
+// place gave wrong values from the second row on (ResNet-34 b4 with gemini's
+// mapping on chip-64tops).
+TEST_CASE("an addition reading a window of a wider tensor on its core computes the golden values") {
+  const auto& a = arch_named("chip-64tops");
+  for (int batch : {1, 4}) {
+    CAPTURE(batch);
+    const Compiled& c = func_test::tiny(batch);
+    mapping::Mapping m = func_test::single_core(c.graph, "chip-64tops");
+    for (auto& seg : m.segments)
+      for (auto& l : seg.layers) {
+        if (l.layer == "MaxPool_3_1") l.cores = {0, 1}, l.partition = {1, 1, 1, 2};
+        if (l.layer == "Conv_7" || l.layer == "Add_9_1") l.cores = {0, 1, 2, 3}, l.partition = {1, 1, 1, 4};
+      }
+    Built b = func_test::build(c, m, a, testing::temp_dir("func_window"));
+    // The situation: on core 0 the pool's output is wider than the addition's.
+    auto width = [&](const std::string& layer) {
+      for (const auto& w : b.sir.cores.at(0).workloads)
+        if (w.layer_name == layer) return w.upper[3] - w.lower[3] + 1;
+      return int64_t(-1);
+    };
+    REQUIRE(width("MaxPool_3_1") == 4);
+    REQUIRE(width("Add_9_1") == 2);
+    func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+    auto want = func_test::interpret(c);
+    REQUIRE(r.outputs.size() == want.size());
+    CHECK(func_test::same_bits(r.outputs[0].tensor, want[0]));
+  }
+}
+
 TEST_CASE("divergence finder: a shifted address is caught and the layer reading it named") {
   const auto& a = arch_named("zebu-1core");
   const Compiled& c = func_test::tiny(1);
