@@ -1,6 +1,7 @@
 #include "gemini/search.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -599,7 +600,10 @@ class Searcher {
       // the last phase from whichever whole plan is best: annealed, as
       // segmented, or the sequential baseline (a plan the search space holds).
       double best_v = plan_value(res.plan);
-      for (const Plan& other : {segmented, sequential_plan(model_, opt_.objective)}) {
+      std::vector<Plan> others = batch_split_plans(model_);
+      others.push_back(segmented);
+      others.push_back(sequential_plan(model_, opt_.objective));
+      for (const Plan& other : others) {
         double v = plan_value(other);
         if (v < best_v) best_v = v, res.plan = other;
       }
@@ -666,6 +670,52 @@ Plan sequential_plan(const CostModel& model, Objective objective) {
     plan.segments.push_back(std::move(sp));
   }
   return plan;
+}
+
+std::vector<Plan> batch_split_plans(const CostModel& model) {
+  const Network& net = model.network();
+  const int C = model.arch().core_count();
+  const int nch = int(model.arch().dram_channels.size());
+  std::vector<Plan> out;
+  if (C < 2 || net.layers.empty()) return out;
+  SearchOptions o;
+  Searcher s(model, o);
+  static constexpr std::array<std::array<int, 3>, 3> kOrders{{{2, 3, 1}, {3, 2, 1}, {1, 2, 3}}};  // h w k, w h k, k h w
+  for (int64_t b : divisors(net.batch)) {
+    if (b > C) break;
+    const int64_t rest = C / b;
+    for (const auto& order : kOrders) {
+      if (rest == 1 && &order != &kOrders[0]) break;  // the order matters only when something is left to split
+      Plan plan;
+      for (size_t l = 0; l < net.layers.size(); ++l) {
+        const Dims d = net.layers[l].out;
+        LayerPlan lp;
+        lp.layer = int(l);
+        lp.part = {b, 1, 1, 1};
+        // The largest factor of the rest that one axis takes, first axis first.
+        for (int64_t f = rest; f > 1 && lp.part.k * lp.part.h * lp.part.w == 1; --f) {
+          if (rest % f) continue;
+          for (int axis : order) {
+            if (d[size_t(axis)] % f) continue;
+            (axis == 1 ? lp.part.k : axis == 2 ? lp.part.h : lp.part.w) = f;
+            break;
+          }
+        }
+        const int64_t n = b * lp.part.k * lp.part.h * lp.part.w;
+        for (int64_t k = 0; k < n; ++k) lp.cores.push_back(s.snake()[size_t(k)]);
+        if (nch > 1) {
+          lp.dram.weights = int64_t(l) % nch;
+          lp.dram.ifmap = int64_t(l + 1) % nch;
+          lp.dram.ofmap = int64_t(l + 2) % nch;
+        }
+        SegmentPlan sp;
+        sp.layers.push_back(std::move(lp));
+        plan.segments.push_back(std::move(sp));
+      }
+      out.push_back(std::move(plan));
+    }
+  }
+  return out;
 }
 
 SegmentPlan initial_segment(const CostModel& model, int first, int last, int64_t batch_groups) {

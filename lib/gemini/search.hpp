@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "gemini/cost.hpp"
 #include "gemini/plan.hpp"
@@ -54,6 +55,15 @@ SearchResult search(const CostModel& model, const SearchOptions& options);
 // Every layer in turn on all cores (the best partition of as many cores as
 // the layer allows), one layer per segment, the whole batch at once.
 Plan sequential_plan(const CostModel& model, Objective objective);
+
+// Plans that keep each sample on the same cores from layer to layer: every
+// layer on all cores it can use, one layer per segment, the batch split b
+// ways (each divisor b of the batch up to the core count) and the cores
+// left over (cores / b) split along one axis of the layer's output (h
+// first, w first or k first, the largest factor some axis takes). A layer's
+// input then mostly stays in its core's L2 instead of going through DRAM
+// (what the per-layer partition choice of the sequential baseline misses).
+std::vector<Plan> batch_split_plans(const CostModel& model);
 
 // The segmentation's first allocation of layers first..last as one segment
 // with `batch_groups` groups: cores in proportion to each layer's work, the
