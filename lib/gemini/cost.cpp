@@ -281,6 +281,23 @@ struct CostModel::Impl {
     return std::max(cols, a.core.wl0_bytes / 2 * kWl0RowBytes / std::max<int64_t>(1, L.weight_bytes_per_k) / cols * cols);
   }
   bool fits_wl0(const Layer& L, int64_t k) const { return weight_rows(L, k) <= a.core.wl0_bytes; }
+  // irgen computes a part whose weights do not fit the weight buffer in runs
+  // of whole pe_cols blocks of output channels that fit half of it: the
+  // channels of one run, or 0 when the part fits whole or not even one block
+  // fits half (then its weights stream from L2 tile by tile). The model
+  // loads such a part's weights into L2 as early as L2 has room (as irgen's
+  // weight-path choice mostly does for them: one load far ahead) and prices
+  // the compute as its runs at weight-buffer speed (the L2 -> WL0 copy of a
+  // run costs nothing in zebusim).
+  int64_t run_k(const Layer& L, int64_t k) const {
+    if (!L.pe() || fits_wl0(L, k)) return 0;
+    const int64_t cols = a.core.pe_cols;
+    const int64_t per_run = a.core.wl0_bytes / 2 / weight_rows(L, cols);
+    if (per_run < 1) return 0;
+    const int64_t blocks = ceil_div(k, cols);
+    const int64_t runs = ceil_div(blocks, per_run);
+    return ceil_div(blocks, runs) * cols;
+  }
 
   int64_t part_cycles(int li, const mapping::Partition& p, int64_t G, bool direct) const {
     const Layer& L = net.layers[size_t(li)];
@@ -293,8 +310,15 @@ struct CostModel::Impl {
     if (L.pe()) {
       int64_t c = L.inputs.empty() ? 1 : extent(input_region(net, L, 0, box))[1];
       irgen::ConvShape cs = conv_shape(L, e, c);
+      const int64_t run = run_k(L, e[1]);
       if (direct && fits_wl0(L, e[1])) {
         cycles = tiler.plan(cs, 0).cycles;
+      } else if (run > 0) {
+        for (int64_t k = 0; k < e[1]; k += run) {
+          Dims re = e;
+          re[1] = std::min(run, e[1] - k);
+          cycles += tiler.plan(conv_shape(L, re, c), 0).cycles;
+        }
       } else {
         cs.weights_in_l2 = true;
         cycles = tiler.plan(cs, tile_k(L)).cycles;
