@@ -11,6 +11,7 @@
 #include "../testing/testing.hpp"
 #include "func_test_util.hpp"
 #include "isa/program_io.hpp"
+#include "mapping/mapping.hpp"
 #include "support/error.hpp"
 #include "support/io.hpp"
 #include "support/npy.hpp"
@@ -88,6 +89,65 @@ TEST_CASE("ResNet-50 batch 1 on zebu-1core: bit for bit, every layer golden, und
   CHECK(g.layers_checked == 73);
 }
 
+// Issue 10's matrix: torchvision ResNet-50 and ResNet-34 through onnx2fir at
+// batch 1 and 4, compiled for zebu-1core (every layer on the core) and for
+// chip-64tops (gemini's mapping and its sequential baseline): the functional
+// run equals the interpreter bit for bit and every accelerator layer matches
+// its golden activations.
+TEST_CASE("ResNet-50 and ResNet-34, batch 1 and 4, zebu-1core and chip-64tops (gemini, sequential): bit for bit, every layer golden") {
+  auto q = [](const std::string& s) { return "'" + s + "'"; };
+  struct Case {
+    const char* arch;
+    const char* mapping;  // single, gemini, sequential
+  };
+  const Case cases[] = {{"zebu-1core", "single"}, {"chip-64tops", "gemini"}, {"chip-64tops", "sequential"}};
+  int passed = 0;
+  for (std::string net : {"resnet50", "resnet34"})
+    for (int batch : {1, 4}) {
+      const auto& c = func_test::compile_model(testing::torchvision_onnx(net), batch, net);
+      auto want = func_test::interpret(c);
+      int64_t npu_layers = 0;
+      for (const auto& l : c.graph.layers()) npu_layers += l.device == fir::Device::Npu;
+      for (const Case& k : cases) {
+        CAPTURE(net);
+        CAPTURE(batch);
+        CAPTURE(k.mapping);
+        auto a = arch::load_architecture(k.arch);
+        std::string dir = testing::temp_dir("func_matrix/" + net + "_b" + std::to_string(batch) + "_" + k.mapping);
+        mapping::Mapping m;
+        if (std::string(k.mapping) == "single") {
+          m = func_test::single_core(c.graph, k.arch);
+        } else {
+          std::string out = dir + "/mapping.json";
+          std::string extra = std::string(k.mapping) == "sequential" ? " --baseline sequential" : "";
+          auto r = testing::run_tool("gemini", q(c.fir_path) + " --arch " + k.arch + extra + " --no-progress -o " + q(out));
+          REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+          m = mapping::read_mapping(out);
+        }
+        auto b = func_test::build(c, m, a, dir);
+        auto t0 = std::chrono::steady_clock::now();
+        func::Result r;
+        std::string error;
+        try {
+          r = func_test::run(c, b, b.program, b.timing, a, true);
+        } catch (const Error& e) {
+          error = e.what();
+        }
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        CHECK_MESSAGE(error.empty(), error);
+        bool same = r.outputs.size() == want.size() && !want.empty() && func_test::same_bits(r.outputs[0].tensor, want[0]);
+        CHECK(same);
+        CHECK(r.layers_checked == npu_layers);
+        MESSAGE(net << " b" << batch << " " << std::string(k.arch) << " " << std::string(k.mapping) << ": "
+                    << std::string(same ? "bit-exact" : "DIFFERS") << ", "
+                    << r.layers_checked << "/" << npu_layers << " layers golden, " << b.program.size() << " instructions, "
+                    << r.macs << " MACs, functional run " << secs << " s");
+        passed += same && r.layers_checked == npu_layers;
+      }
+    }
+  CHECK(passed == 12);
+}
+
 TEST_CASE("the reference programs run on the reference Frontend IR with onnx2fir's weights") {
   for (std::string net : {"resnet50", "resnet34"})
     for (int batch : {1, 4}) {
@@ -149,7 +209,7 @@ TEST_CASE("the reference programs run on the reference Frontend IR with onnx2fir
       } catch (const Error& e) {
         divergence = e.what();
       }
-      MESSAGE(net << " b" << batch << ": output " << (same ? "bit-identical to" : "differs from")
+      MESSAGE(net << " b" << batch << ": output " << std::string(same ? "bit-identical to" : "differs from")
                   << " the interpreter; first divergence: " << divergence);
       if (batch == 1) CHECK(same);
     }
