@@ -215,6 +215,66 @@ TEST_CASE("divergence finder: a moved token is caught") {
   CHECK(msg.find("model.asm:" + std::to_string(i + 1)) != std::string::npos);
 }
 
+// The same two corruptions in core-to-core traffic on chip-64tops (one
+// layer per core): a received piece landing one channel group off, and a
+// load no longer waiting for the piece it reads.
+TEST_CASE("divergence finder: a shifted si_mov address and a moved SI token on chip-64tops are caught") {
+  const auto& a = arch_named("chip-64tops");
+  const Compiled& c = func_test::tiny(1);
+  Built b = func_test::build(c, func_test::pipeline(c.graph, "chip-64tops", a.core_count(), 1), a,
+                             testing::temp_dir("func_multicore_corrupt"));
+  REQUIRE(run_error(c, b, b.program, a).first == 0);
+  auto layer_name = [&](int32_t index) {
+    for (const auto& l : c.graph.layers())
+      if (l.layer_index == index) return l.name;
+    return std::string("?");
+  };
+  // The first si_mov carrying data (not a one-element completion message).
+  size_t si = b.program.size();
+  for (size_t i = 0; i < b.program.size() && si == b.program.size(); ++i) {
+    const auto& in = b.program.instructions[i];
+    if (in.op() != isa::Opcode::si_mov) continue;
+    auto tile = in.list(isa::Param::Tile);
+    int64_t n = 1;
+    for (auto d : tile) n *= d;
+    if (n > 64) si = i;
+  }
+  REQUIRE(si < b.program.size());
+  {
+    isa::Program p = b.program;
+    p.instructions[si].set(isa::Param::DTaddr, p.instructions[si].get(isa::Param::DTaddr) + 8);
+    auto [code, msg] = run_error(c, b, p, a);
+    INFO(msg);
+    CHECK(code == kExitCheckFailed);
+    // The layer reading the received piece is named.
+    CHECK(msg.find("divergence in layer '" + layer_name(b.program.instructions[si].mapping.slyr) + "'") != std::string::npos);
+  }
+  {
+    // The first instruction waiting for an si_mov that has a later
+    // instruction of its kind on its core no longer waits; that later one
+    // does instead (the counts balance).
+    isa::Program p = b.program;
+    size_t i = p.size(), j = p.size();
+    for (size_t k = 0; k < p.size() && j == p.size(); ++k) {
+      const auto& in = p.instructions[k];
+      if (!in.prev.contains(isa::Queue::SI) || in.op() == isa::Opcode::si_mov) continue;
+      for (size_t m = k + 1; m < p.size() && j == p.size(); ++m)
+        if (p.instructions[m].op() == in.op() && p.instructions[m].mapping.core == in.mapping.core) i = k, j = m;
+    }
+    REQUIRE(j < p.size());
+    isa::QueueList kept;
+    for (isa::Queue q : p.instructions[i].prev)
+      if (q != isa::Queue::SI) kept.push_back(q);
+    p.instructions[i].prev = kept;
+    p.instructions[j].prev.push_back(isa::Queue::SI);
+    auto [code, msg] = run_error(c, b, p, a);
+    INFO(msg);
+    CHECK(code != 0);
+    CHECK((msg.find("race") != std::string::npos || msg.find("divergence") != std::string::npos));
+    CHECK(msg.find("model.asm:" + std::to_string(i + 1)) != std::string::npos);
+  }
+}
+
 TEST_CASE("errors: missing weights, wrong input shape, missing golden file") {
   const auto& a = arch_named("zebu-1core");
   const Compiled& c = func_test::tiny(1);
