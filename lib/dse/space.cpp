@@ -34,9 +34,10 @@ gemini::Objective mapping_objective(Objective o) {
 
 std::string DesignPoint::key() const {
   char buf[256];
-  std::snprintf(buf, sizeof buf, "dies=%d mesh=%dx%d pe=%dx%d l2_kib=%lld noc=%.17g d2d=%.17g dram=%s*%d package=%s",
+  std::snprintf(buf, sizeof buf,
+                "dies=%d mesh=%dx%d pe=%dx%d l2_kib=%lld noc=%.17g d2d=%.17g io_links=%d dram=%s*%d package=%s",
                 compute_dies, mesh_x, mesh_y, pe_rows, pe_cols, (long long)l2_kib, noc_bytes_per_cycle,
-                d2d_bytes_per_cycle, dram_type.c_str(), dram_channels, package.c_str());
+                d2d_bytes_per_cycle, io_links_per_die, dram_type.c_str(), dram_channels, package.c_str());
   return buf;
 }
 
@@ -155,6 +156,7 @@ DesignSpace parse_design_space(std::string_view text, const std::string& file, b
   s.l2_kib = int_values(p.at("l2_kib"), 1, int64_t(1) << 22);
   s.noc_bytes_per_cycle = double_values(p.at("noc_bytes_per_cycle"));
   s.d2d_bytes_per_cycle = double_values(p.at("d2d_bytes_per_cycle"));
+  s.io_links_per_die = int_values(p.at("io_links_per_die"), 1, 16);
   s.dram_type = p.at("dram_type").as_string_vector();
   s.dram_channels = int_values(p.at("dram_channels"), 1, 256);
   s.package = p.at("package").as_string_vector();
@@ -177,24 +179,26 @@ std::vector<DesignPoint> DesignSpace::points(const CostTable& table) const {
         for (int64_t l2 : l2_kib)
           for (double noc : noc_bytes_per_cycle)
             for (double d2d : d2d_bytes_per_cycle)
-              for (const auto& dt : dram_type)
-                for (int64_t ch : dram_channels)
-                  for (const auto& pk : package) {
-                    const auto& allowed = table.dram_type(dt).packages;
-                    if (std::find(allowed.begin(), allowed.end(), pk) == allowed.end()) continue;
-                    DesignPoint p;
-                    p.index = int(out.size());
-                    p.compute_dies = int(dies);
-                    p.mesh_x = int(mx), p.mesh_y = int(my);
-                    p.pe_rows = int(pr), p.pe_cols = int(pc);
-                    p.l2_kib = l2;
-                    p.noc_bytes_per_cycle = noc;
-                    p.d2d_bytes_per_cycle = d2d;
-                    p.dram_type = dt;
-                    p.dram_channels = int(ch);
-                    p.package = pk;
-                    out.push_back(std::move(p));
-                  }
+              for (int64_t io_links : io_links_per_die)
+                for (const auto& dt : dram_type)
+                  for (int64_t ch : dram_channels)
+                    for (const auto& pk : package) {
+                      const auto& allowed = table.dram_type(dt).packages;
+                      if (std::find(allowed.begin(), allowed.end(), pk) == allowed.end()) continue;
+                      DesignPoint p;
+                      p.index = int(out.size());
+                      p.compute_dies = int(dies);
+                      p.mesh_x = int(mx), p.mesh_y = int(my);
+                      p.pe_rows = int(pr), p.pe_cols = int(pc);
+                      p.l2_kib = l2;
+                      p.noc_bytes_per_cycle = noc;
+                      p.d2d_bytes_per_cycle = d2d;
+                      p.io_links_per_die = int(io_links);
+                      p.dram_type = dt;
+                      p.dram_channels = int(ch);
+                      p.package = pk;
+                      out.push_back(std::move(p));
+                    }
   return out;
 }
 
@@ -249,7 +253,8 @@ arch::Architecture point_architecture(const DesignPoint& p, const arch::Architec
       for (int k = 0; k < p.mesh_x; ++k) a.d2d_links.push_back({{{i, k, p.mesh_y - 1}, {b, k, 0}}});
   }
   for (int i = 0; i < p.compute_dies; ++i)
-    for (int k = 0; k < std::min(2, p.mesh_x); ++k) a.d2d_links.push_back({{{i, k, p.mesh_y - 1}, {io_die, 0, 0}}});
+    for (int k = 0; k < p.io_links_per_die; ++k)
+      a.d2d_links.push_back({{{i, k % p.mesh_x, p.mesh_y - 1 - (k / p.mesh_x) % p.mesh_y}, {io_die, 0, 0}}});
   a.dram_channels.assign(size_t(p.dram_channels), arch::DramChannel{{io_die, 0, 0}});
   a.finalize(a.name);
   return a;

@@ -39,6 +39,7 @@ struct DesignPoint {
   int64_t l2_kib = 0;
   double noc_bytes_per_cycle = 0;
   double d2d_bytes_per_cycle = 0;
+  int io_links_per_die = 1;  // D2D links from each compute die to the IO die
   std::string dram_type;
   int dram_channels = 1;
   std::string package;
@@ -65,6 +66,7 @@ struct DesignSpace {
   std::vector<int64_t> l2_kib;
   std::vector<double> noc_bytes_per_cycle;
   std::vector<double> d2d_bytes_per_cycle;
+  std::vector<int64_t> io_links_per_die;
   std::vector<std::string> dram_type;
   std::vector<int64_t> dram_channels;
   std::vector<std::string> package;
@@ -80,8 +82,9 @@ DesignSpace load_design_space(const std::string& path, bool validate_schema = tr
 // compute dies, ceil(sqrt(n)) columns, and the IO die below them), meshes,
 // PE array, L2, NoC and D2D link widths, DRAM channels on the IO die at the
 // DRAM type's bandwidth and energy, and the package's D2D energy. D2D links
-// join neighbouring compute dies, one per core along the shared edge; every
-// compute die has up to two links to the IO die (from its bottom row).
+// join neighbouring compute dies, one per core along the shared edge; each
+// compute die has io_links_per_die links to the IO die, from the cores of its
+// bottom row (then the rows above, when there are more links than columns).
 arch::Architecture point_architecture(const DesignPoint& p, const arch::Architecture& base, const CostTable& t);
 
 // Areas of the point's dies (mm2) and the figures the money model prices.

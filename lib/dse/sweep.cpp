@@ -315,7 +315,7 @@ Ranked rank(const Sweep& s, std::vector<PointResult> results) {
 std::string format_csv(const Sweep& s, const Ranked& r) {
   std::string out =
       "point,network,batch,compute_dies,mesh_x,mesh_y,cores,pe_rows,pe_cols,l2_kib,noc_bytes_per_cycle,"
-      "d2d_bytes_per_cycle,dram_type,dram_channels,package,peak_tops,feasible,cores_used,segments,latency_cycles,"
+      "d2d_bytes_per_cycle,io_links_per_die,dram_type,dram_channels,package,peak_tops,feasible,cores_used,segments,latency_cycles,"
       "latency_us,energy_uj,edp_uj_us,binding,compute_die_mm2,io_die_mm2,silicon_mm2,compute_die_yield,package_usd,"
       "dram_usd,cost_usd,objective,pareto,chosen\n";
   for (size_t i = 0; i < r.results.size(); ++i) {
@@ -328,7 +328,7 @@ std::string format_csv(const Sweep& s, const Ranked& r) {
       std::ostringstream row;
       row << p.index << ',' << n.network << ',' << n.batch << ',' << p.compute_dies << ',' << p.mesh_x << ',' << p.mesh_y
           << ',' << p.cores() << ',' << p.pe_rows << ',' << p.pe_cols << ',' << p.l2_kib << ','
-          << fmt(p.noc_bytes_per_cycle) << ',' << fmt(p.d2d_bytes_per_cycle) << ',' << p.dram_type << ','
+          << fmt(p.noc_bytes_per_cycle) << ',' << fmt(p.d2d_bytes_per_cycle) << ',' << p.io_links_per_die << ',' << p.dram_type << ','
           << p.dram_channels << ',' << p.package << ',' << fmt(a.peak_tops()) << ',' << (n.feasible() ? 1 : 0) << ','
           << n.cores_used << ',' << n.segments << ',' << n.cycles << ',' << fmt(us) << ',' << fmt(uj) << ','
           << fmt(us * uj) << ',' << binding_word(n.binding) << ',' << fmt(f.compute_die_mm2) << ','
@@ -469,6 +469,7 @@ std::vector<std::string> differences(const DesignPoint& a, const DesignPoint& b)
   add("L2 KiB", std::to_string(a.l2_kib), std::to_string(b.l2_kib));
   add("NoC B/cycle", fmt(a.noc_bytes_per_cycle), fmt(b.noc_bytes_per_cycle));
   add("D2D B/cycle", fmt(a.d2d_bytes_per_cycle), fmt(b.d2d_bytes_per_cycle));
+  add("IO links per die", std::to_string(a.io_links_per_die), std::to_string(b.io_links_per_die));
   add("DRAM type", a.dram_type, b.dram_type);
   add("DRAM channels", std::to_string(a.dram_channels), std::to_string(b.dram_channels));
   add("package", a.package, b.package);
@@ -517,6 +518,11 @@ std::string format_summary(const Sweep& s, const Ranked& r) {
                   pr.point.cores(), n.segments);
     o << buf;
   }
+  bool d2d_bound = false;
+  for (const NetResult& n : pr.nets) d2d_bound = d2d_bound || n.binding == gemini::Binding::D2d;
+  if (d2d_bound)
+    o << "  (the DRAM channels sit on the IO die: waiting for DRAM data over the compute dies' links to it counts\n"
+         "   as d2d; more IO links per die or wider D2D links relieve it, more DRAM channels only behind them)\n";
   o << "neighbours (one parameter changed; objective, latency, energy, cost relative to the chosen design):\n";
   int shown = 0;
   for (size_t i = 0; i < r.results.size(); ++i) {

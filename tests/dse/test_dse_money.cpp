@@ -28,6 +28,7 @@ DesignPoint point(int dies, int mesh, int pe, int64_t l2_kib, double d2d, const 
   p.l2_kib = l2_kib;
   p.noc_bytes_per_cycle = 32;
   p.d2d_bytes_per_cycle = d2d;
+  p.io_links_per_die = 2;
   p.dram_type = dram;
   p.dram_channels = channels;
   p.package = package;

@@ -32,12 +32,12 @@ TEST_CASE("points: the cartesian product in a fixed order, unbuildable DRAM/pack
   // 2 dies x 2 meshes x 2 channel counts x (lpddr5: organic, interposer; hbm2e: interposer) = 24
   REQUIRE(pts.size() == 24);
   for (size_t i = 0; i < pts.size(); ++i) CHECK(pts[i].index == int(i));
-  CHECK(pts[0].key() == "dies=1 mesh=1x2 pe=64x64 l2_kib=8192 noc=32 d2d=32 dram=lpddr5*1 package=organic");
+  CHECK(pts[0].key() == "dies=1 mesh=1x2 pe=64x64 l2_kib=8192 noc=32 d2d=32 io_links=2 dram=lpddr5*1 package=organic");
   CHECK(pts[1].package == "interposer");
   CHECK(pts[2].dram_channels == 2);
   CHECK(pts[4].dram_type == "hbm2e");
   CHECK(pts[4].package == "interposer");
-  CHECK(pts.back().key() == "dies=2 mesh=2x2 pe=64x64 l2_kib=8192 noc=32 d2d=32 dram=hbm2e*2 package=interposer");
+  CHECK(pts.back().key() == "dies=2 mesh=2x2 pe=64x64 l2_kib=8192 noc=32 d2d=32 io_links=2 dram=hbm2e*2 package=interposer");
   for (const auto& p : pts) CHECK(!(p.dram_type == "hbm2e" && p.package == "organic"));
   CHECK(s.objective == Objective::LatencyPerDollar);
   CHECK(s.quick_search);
