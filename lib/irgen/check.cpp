@@ -361,6 +361,45 @@ void Checker::memory(const sir::Core& c, size_t k) {
                                                          std::to_string(ids[1]) + (ids.size() > 2 ? ", ..." : "") +
                                                          ") are not held in one L2 tensor");
   }
+  // The inputs of a two-input vector operation are read in one box
+  // (vp_cfg_fm STile): the tensors asm reads them from (of the ifmap's
+  // extent when several tensors hold its transfers) have one shape.
+  if (w.layer_type == sir::LayerType::Vp && w.ifmap.size() > 1) {
+    auto extent = [](const Coord& lo, const Coord& hi) {
+      return Coord{hi[1] - lo[1] + 1, hi[2] - lo[2] + 1, hi[3] - lo[3] + 1, 0};
+    };
+    std::vector<const sir::BufferTensor*> from;
+    for (const auto& f : w.ifmap) {
+      const sir::BufferTensor* holder = nullptr;
+      for (const auto& b : w.buffer) {
+        if (!b.transfer_id || f.transfer_id.empty()) continue;
+        bool all = true;
+        for (int64_t tid : f.transfer_id)
+          all = all && std::find(b.transfer_id->begin(), b.transfer_id->end(), tid) != b.transfer_id->end();
+        if (!all) continue;
+        Coord bx = extent(b.lower, b.upper), fx = extent(f.lower, f.upper);
+        if (bx == fx && b.upper[0] - b.lower[0] == f.upper[0] - f.lower[0]) {
+          holder = &b;
+          break;
+        }
+        if (!holder) holder = &b;
+      }
+      from.push_back(holder);
+    }
+    for (size_t i = 1; i < from.size(); ++i) {
+      if (!from[0] || !from[i]) continue;
+      Coord x0 = extent(from[0]->lower, from[0]->upper), xi = extent(from[i]->lower, from[i]->upper);
+      auto padded = [](int64_t c, int64_t align) { return align > 0 ? (c + align - 1) / align * align : c; };
+      x0[3] = padded(x0[0], from[0]->align);  // the pixel stride
+      xi[3] = padded(xi[0], from[i]->align);
+      if (x0 != xi)
+        add_problem(p + "/ifmap/" + std::to_string(i),
+                    "input " + std::to_string(i) + " is read from tensor " + std::to_string(from[i]->tensor_id) + " " +
+                        str({from[i]->lower, from[i]->upper}) + ", input 0 from tensor " + std::to_string(from[0]->tensor_id) +
+                        " " + str({from[0]->lower, from[0]->upper}) +
+                        ": the two inputs of a vector operation share one [C, H, W] box (vp_cfg_fm STile)");
+    }
+  }
   // The pieces a tensor was filled with lie inside it.
   for (size_t i = 0; i < w.buffer.size(); ++i) {
     const auto& b = w.buffer[i];

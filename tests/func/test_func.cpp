@@ -8,10 +8,12 @@
 #include <set>
 
 #include "../testing/testing.hpp"
+#include "asm/asm.hpp"
 #include "func/layout.hpp"
 #include "func/machine.hpp"
 #include "func_test_util.hpp"
 #include "interp/int8_ops.hpp"
+#include "irgen/irgen.hpp"
 #include "isa/program_io.hpp"
 #include "support/error.hpp"
 #include "support/npy.hpp"
@@ -152,10 +154,30 @@ TEST_CASE("an addition reading a window of a wider tensor on its core computes t
     };
     REQUIRE(width("MaxPool_3_1") == 4);
     REQUIRE(width("Add_9_1") == 2);
+    CHECK(irgen::check(b.sir, a, &c.graph, "s.json").empty());
     func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
     auto want = func_test::interpret(c);
     REQUIRE(r.outputs.size() == want.size());
     CHECK(func_test::same_bits(r.outputs[0].tensor, want[0]));
+    // Without the copy the addition would read the pool's wider tensor:
+    // irgen --check and asm both refuse it.
+    sir::Schedule bad = b.sir;
+    bool removed = false;
+    for (auto& w : bad.cores.at(0).workloads) {
+      if (w.layer_name != "Add_9_1") continue;
+      for (size_t i = 0; i < w.buffer.size() && !removed; ++i) {
+        const auto& src = w.buffer[i].source;
+        bool copy = src && src->size() == 1 && (*src)[0].layer_name && *(*src)[0].layer_name == "MaxPool_3_1" &&
+                    w.buffer[i].upper[3] - w.buffer[i].lower[3] == 1;
+        if (copy) w.buffer.erase(w.buffer.begin() + std::ptrdiff_t(i)), removed = true;
+      }
+    }
+    REQUIRE(removed);
+    auto problems = irgen::check(bad, a, &c.graph, "s.json");
+    bool named = false;
+    for (const auto& pr : problems) named |= pr.find("share one [C, H, W] box") != std::string::npos;
+    CHECK_MESSAGE(named, problems.size() << " problems");
+    CHECK_THROWS_WITH_AS(assembler::assemble(bad, c.graph, a), doctest::Contains("buffers of one shape"), Error);
   }
 }
 
