@@ -22,47 +22,102 @@ namespace cct::dse {
 
 // ---- Quick search -----------------------------------------------------------
 
+namespace {
+
+// Core counts 1, 2, 4, ... (roughly doubling) among the feasible ones, and the largest.
+std::vector<int> spread_counts(const std::vector<int>& feasible) {
+  std::vector<int> out;
+  for (int n : feasible)
+    if (out.empty() || n >= 2 * out.back() || n == feasible.back()) out.push_back(n);
+  return out;
+}
+
+// The best single-layer segment for each layer alone: its core count (from a
+// doubling ladder, cores taken along `snake`) and partition, with the
+// sequential baseline's DRAM channels.
+std::vector<gemini::SegmentPlan> tuned_layers(const gemini::CostModel& model, gemini::Objective objective,
+                                              const gemini::Plan& seq, const std::vector<int>& snake) {
+  const gemini::Network& net = model.network();
+  std::vector<gemini::SegmentPlan> out;
+  for (size_t l = 0; l < net.layers.size(); ++l) {
+    const gemini::Dims dims = gemini::group_dims(net.layers[l], 1);
+    gemini::SegmentPlan best_seg = seq.segments[l];
+    gemini::Plan one{{best_seg}};
+    double best = model.evaluate(one, false).value(objective, model.arch());
+    for (int n : spread_counts(gemini::feasible_core_counts(dims, int(snake.size())))) {
+      for (const mapping::Partition& part : gemini::partitions_of(dims, n)) {
+        gemini::SegmentPlan sp = seq.segments[l];
+        sp.layers[0].cores.assign(snake.begin(), snake.begin() + n);
+        sp.layers[0].part = part;
+        one.segments[0] = sp;
+        double v = model.evaluate(one, false).value(objective, model.arch());
+        if (v < best) best = v, best_seg = std::move(sp);
+      }
+    }
+    out.push_back(std::move(best_seg));
+  }
+  return out;
+}
+
+}  // namespace
+
 gemini::Plan quick_plan(const gemini::CostModel& model, gemini::Objective objective) {
   const gemini::Network& net = model.network();
   const arch::Architecture& a = model.arch();
   const int C = a.core_count();
   if (C == 1) return gemini::single_core_plan(net);
   const int n = int(net.layers.size());
+  const gemini::Plan seq = gemini::sequential_plan(model, objective);
+  // The sequential baseline lays the widest layer along gemini's snake through the dies.
+  std::vector<int> snake;
+  for (const auto& sp : seq.segments)
+    if (sp.layers[0].cores.size() > snake.size()) snake = sp.layers[0].cores;
+  const std::vector<gemini::SegmentPlan> tuned = tuned_layers(model, objective, seq, snake);
   std::vector<int64_t> groups = gemini::divisors(net.batch);
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> best(size_t(n) + 1, inf);
   std::vector<int> from(size_t(n) + 1, -1);
   std::vector<gemini::SegmentPlan> choice(size_t(n) + 1);
   best[0] = 0;
+  auto consider = [&](int i, int j, gemini::SegmentPlan&& sp, bool& fits) {
+    gemini::Plan one;
+    one.segments.push_back(std::move(sp));
+    gemini::PlanCost c = model.evaluate(one, false);
+    fits = fits || c.feasible();
+    double v = best[size_t(i)] + c.value(objective, a);
+    if (v < best[size_t(j) + 1]) {
+      best[size_t(j) + 1] = v;
+      from[size_t(j) + 1] = i;
+      choice[size_t(j) + 1] = std::move(one.segments.back());
+    }
+  };
   // Segments of up to 16 layers, then in steps of an eighth (as gemini's own
   // segmentation), each priced alone; a segment stops growing once no batch
-  // grouping fits the cores' L2.
+  // grouping fits the cores' L2. A single layer may also be its tuned segment.
   for (int j = 0; j < n; ++j) {
     for (int len = 1; len <= std::min(C, j + 1); len += len < 16 ? 1 : std::max(1, len / 8)) {
       const int i = j - len + 1;
       if (best[size_t(i)] == inf) continue;
       bool any_fits = false;
-      for (int64_t G : groups) {
-        gemini::Plan one;
-        one.segments.push_back(gemini::initial_segment(model, i, j, G));
-        gemini::PlanCost c = model.evaluate(one, false);
-        any_fits = any_fits || c.feasible();
-        double v = best[size_t(i)] + c.value(objective, a);
-        if (v < best[size_t(j) + 1]) {
-          best[size_t(j) + 1] = v;
-          from[size_t(j) + 1] = i;
-          choice[size_t(j) + 1] = std::move(one.segments.back());
-        }
-      }
+      for (int64_t G : groups) consider(i, j, gemini::initial_segment(model, i, j, G), any_fits);
+      if (len == 1) consider(i, j, gemini::SegmentPlan(tuned[size_t(j)]), any_fits);
       if (!any_fits) break;
     }
   }
   gemini::Plan plan;
   for (int j = n; j > 0 && from[size_t(j)] >= 0; j = from[size_t(j)]) plan.segments.push_back(choice[size_t(j)]);
   std::reverse(plan.segments.begin(), plan.segments.end());
-  gemini::Plan seq = gemini::sequential_plan(model, objective);
-  if (plan.segments.empty() || plan.segments.front().first() != 0) return seq;
-  return model.evaluate(seq, false).value(objective, a) < model.evaluate(plan, false).value(objective, a) ? seq : plan;
+  // Keep the best whole plan: segmented, layer by layer tuned, or sequential.
+  gemini::Plan layerwise;
+  layerwise.segments = tuned;
+  const gemini::Plan* pick = &seq;
+  double pick_v = model.evaluate(seq, false).value(objective, a);
+  for (const gemini::Plan* p : {&plan, &layerwise}) {
+    if (p->segments.empty() || p->segments.front().first() != 0) continue;
+    double v = model.evaluate(*p, false).value(objective, a);
+    if (v < pick_v) pick_v = v, pick = p;
+  }
+  return *pick;
 }
 
 // ---- Preparing and evaluating ------------------------------------------------
