@@ -11,6 +11,7 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 #include "gemini/network.hpp"
 #include "gemini/search.hpp"
@@ -43,15 +44,17 @@ std::vector<gemini::SegmentPlan> tuned_layers(const gemini::CostModel& model, ge
     const gemini::Dims dims = gemini::group_dims(net.layers[l], 1);
     gemini::SegmentPlan best_seg = seq.segments[l];
     gemini::Plan one{{best_seg}};
-    double best = model.evaluate(one, false).value(objective, model.arch());
+    gemini::PlanCost c = model.evaluate(one, false);
+    std::pair<bool, double> best{!c.feasible(), c.value(objective, model.arch())};
     for (int n : spread_counts(gemini::feasible_core_counts(dims, int(snake.size())))) {
       for (const mapping::Partition& part : gemini::partitions_of(dims, n)) {
         gemini::SegmentPlan sp = seq.segments[l];
         sp.layers[0].cores.assign(snake.begin(), snake.begin() + n);
         sp.layers[0].part = part;
         one.segments[0] = sp;
-        double v = model.evaluate(one, false).value(objective, model.arch());
-        if (v < best) best = v, best_seg = std::move(sp);
+        c = model.evaluate(one, false);
+        std::pair<bool, double> v{!c.feasible(), c.value(objective, model.arch())};
+        if (v < best) best = v, best_seg = std::move(sp);  // plans that fit L2 first
       }
     }
     out.push_back(std::move(best_seg));
@@ -107,14 +110,19 @@ gemini::Plan quick_plan(const gemini::CostModel& model, gemini::Objective object
   gemini::Plan plan;
   for (int j = n; j > 0 && from[size_t(j)] >= 0; j = from[size_t(j)]) plan.segments.push_back(choice[size_t(j)]);
   std::reverse(plan.segments.begin(), plan.segments.end());
-  // Keep the best whole plan: segmented, layer by layer tuned, or sequential.
+  // Keep the best whole plan that fits L2 (any, when none does): segmented,
+  // layer by layer tuned, or sequential.
   gemini::Plan layerwise;
   layerwise.segments = tuned;
+  auto rank = [&](const gemini::Plan& p) {
+    gemini::PlanCost c = model.evaluate(p, false);
+    return std::pair<bool, double>{!c.feasible(), c.value(objective, a)};
+  };
   const gemini::Plan* pick = &seq;
-  double pick_v = model.evaluate(seq, false).value(objective, a);
+  std::pair<bool, double> pick_v = rank(seq);
   for (const gemini::Plan* p : {&plan, &layerwise}) {
     if (p->segments.empty() || p->segments.front().first() != 0) continue;
-    double v = model.evaluate(*p, false).value(objective, a);
+    auto v = rank(*p);
     if (v < pick_v) pick_v = v, pick = p;
   }
   return *pick;

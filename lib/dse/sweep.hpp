@@ -14,9 +14,10 @@
 // points as separate jobs and merge the lines into a journal.
 //
 // Search: "quick" (the default) is a segmentation by dynamic programming
-// over gemini's first allocations (gemini::initial_segment), kept only if it
-// beats gemini's sequential baseline; "full" runs gemini::search. Both are
-// deterministic.
+// over gemini's first allocations (gemini::initial_segment) and, for single
+// layers, the layer tuned alone (its core count and partition); the best of
+// that plan, the layer-wise tuned plan and gemini's sequential baseline is
+// kept. No annealing. "full" runs gemini::search. Both are deterministic.
 #pragma once
 
 #include <cstdint>
