@@ -194,7 +194,8 @@ TEST_CASE("irgen | asm | zebusim --functional: split parts and multi-core datafl
       if (c.arch == small) {  // the split really happens: some layer in several workloads
         std::map<std::string, int> per_layer;
         int most = 0;
-        for (const auto& w : sir::read_sir(sir).cores.at(0).workloads) most = std::max(most, ++per_layer[w.layer_name]);
+        const sir::Schedule sched = sir::read_sir(sir);
+        for (const auto& w : sched.cores.at(0).workloads) most = std::max(most, ++per_layer[w.layer_name]);
         CHECK(most > 1);
       }
       r = testing::run_tool("irgen", "--check " + q(sir) + " --arch " + q(c.arch) + " --fir " + q(fir));
