@@ -761,6 +761,20 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         pending_store = -1;
       }
       emit_syncs(id);
+      // Receives, in order, once the previous workload no longer reads their
+      // buffers; asm queues them before the messages of stores this
+      // workload loads back (a producer sends its data before such a
+      // message, so the other order could wait in a cycle).
+      std::vector<int> recvs;
+      for (int k = w.need_begin; k < w.need_end; ++k) {
+        int o = op(Op::Recv, c, id);
+        ops[size_t(o)].bytes = needs[size_t(k)].bytes;
+        edge(prev_si, o);
+        edge(prev_compute, o);
+        prev_si = o;
+        recv_of[size_t(k)] = o;
+        recvs.push_back(o);
+      }
       if (w.dram_bytes > 0) {
         // Waits for the storing cores' messages first.
         std::vector<int> waits;
@@ -780,17 +794,6 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       for (int wi : issued[size_t(id)])
         if (wts[size_t(wi)].first == w.q && wts[size_t(wi)].direct)
           own.push_back(weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
-      // Receives, in order, once the previous workload no longer reads their buffers.
-      std::vector<int> recvs;
-      for (int k = w.need_begin; k < w.need_end; ++k) {
-        int o = op(Op::Recv, c, id);
-        ops[size_t(o)].bytes = needs[size_t(k)].bytes;
-        edge(prev_si, o);
-        edge(prev_compute, o);
-        prev_si = o;
-        recv_of[size_t(k)] = o;
-        recvs.push_back(o);
-      }
       int cmp = op(Op::Compute, c, id);
       ops[size_t(cmp)].cycles = w.cycles;
       compute_of[size_t(id)] = cmp;
