@@ -13,6 +13,6 @@ ctest --test-dir "$here/build" --output-on-failure -j "$jobs" --timeout 900
 if [ -z "${CCT_SKIP_SANITIZE:-}" ]; then
   "$here/scripts/setup.sh" "$here/build-asan" -DCCT_SANITIZE=ON -DCCT_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest --test-dir "$here/build-asan" --output-on-failure -j "$jobs" --timeout 1800 -LE slow
+    ctest --test-dir "$here/build-asan" --output-on-failure -j "$jobs" --timeout 1800 -LE "slow|heavy"
 fi
 echo "all tests passed"

@@ -110,7 +110,7 @@ TEST_CASE("irgen | asm | zebusim beats the reference programs' ZeBu cycles") {
 
 // Multi-core: the hand-written example mapping and a ResNet-50 layer
 // pipeline on chip-64tops assemble and run in zebusim.
-TEST_CASE("irgen | asm | zebusim on chip-64tops") {
+TEST_CASE("irgen | asm | zebusim on chip-64tops" * doctest::test_suite("heavy")) {
   std::string dir = testing::temp_dir("irgen_chip");
   std::string ex = testing::source_dir() + "/examples/mappings/";
   auto g = fir::read_fir(irgen_test::fir_path("resnet50", 4));
