@@ -36,7 +36,7 @@ TEST_CASE("the same seed gives the same mapping, byte for byte") {
   CHECK(a.stats.accepted == b.stats.accepted);
 }
 
-TEST_CASE("searched mappings of the reference networks pass every mapping check and fit") {
+TEST_CASE("searched mappings of the reference networks pass every mapping check and fit" * doctest::test_suite("heavy")) {
   for (auto [net, batch] : {std::pair{"resnet50", 1}, std::pair{"resnet34", 4}}) {
     CAPTURE(net);
     CAPTURE(batch);
@@ -57,7 +57,7 @@ TEST_CASE("searched mappings of the reference networks pass every mapping check 
   }
 }
 
-TEST_CASE("the search is never worse than the sequential baseline by the model") {
+TEST_CASE("the search is never worse than the sequential baseline by the model" * doctest::test_suite("heavy")) {
   for (Objective o : {Objective::Latency, Objective::Energy, Objective::Edp}) {
     CAPTURE(objective_name(o));
     auto s = gemini_test::setup(gemini_test::reference_fir("resnet50", 1), "chip-64tops");
@@ -112,7 +112,7 @@ TEST_CASE("--time-limit returns the best plan found in time") {
   CHECK(gemini_test::problems(to_mapping(r.plan, s->net, s->arch), *s) == "");
 }
 
-TEST_CASE("the scale architectures load and map a network") {
+TEST_CASE("the scale architectures load and map a network" * doctest::test_suite("heavy")) {
   for (auto [name, cores] : {std::pair{"chip-6x6-2x2", 36}, std::pair{"chip-16x16-2x2", 256}}) {
     CAPTURE(name);
     auto s = gemini_test::setup(gemini_test::tiny_fir(), name);
