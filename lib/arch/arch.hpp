@@ -40,13 +40,15 @@ struct CoreSpec {
   int64_t pe_cols = 0;                             // PE array columns (output channels per cycle)
   int64_t vp_bytes_per_cycle = 0;                  // vector processor input throughput
   int64_t l2_bytes = 0;                            // shared on-core SRAM (activations, weights)
-  int64_t wl0_bytes = 0;                           // weight buffer next to the PE array
+  int64_t wl0_rows = 0;                            // weight buffer next to the PE array, in rows
+  int64_t wl0_row_bytes = 0;                       // bytes of one WL0 row (the WL0 address unit)
   int64_t al1_bytes = 0;                           // activation L1 feeding the PE array
   int64_t ol1_bytes = 0;                           // output/partial-sum L1 of the PE array
   int64_t l2_channel_align_bytes = 0;              // NHWC channel padding in L2
   int64_t weight_extra_bytes_per_out_channel = 0;  // bias/requant parameters stored with weights
 
   int64_t macs_per_cycle() const { return pe_rows * pe_cols; }
+  int64_t wl0_bytes() const { return wl0_rows * wl0_row_bytes; }
 };
 
 // On-die mesh network.

@@ -31,7 +31,6 @@ using sir::Workload;
 
 // WL0 addresses and sizes in the instruction set count 64-byte rows
 // (formats/ISA_Format.md section 4): an encoding of the address field.
-constexpr int64_t kWl0RowBytes = 64;
 // ring_buffer_info byte bounds are written to ct_bc in KiB (ISA_Format.md, ct_bc).
 constexpr int64_t kBufCutUnit = 1024;
 
@@ -190,6 +189,8 @@ const fir::Layer& layer_of(const Shared& sh, const std::string& name, const std:
 class CoreAssembler {
  public:
   CoreAssembler(const Shared& sh, const sir::Core& core) : sh_(sh), core_(core) {}
+  // WL0 addresses count rows of this many bytes.
+  int64_t wl0_row_bytes() const { return sh_.a.core.wl0_row_bytes; }
 
   std::vector<Built> run();
 
@@ -375,10 +376,10 @@ int64_t CoreAssembler::wl0_address(size_t k, const sir::Tile& t) const {
   if (!e) return 0;
   int64_t first = e->lower ? (*e->lower)[1] : 0;
   int64_t skip = (t.ofmap_lower[1] - first) * weight_per_k(W()[k].layer_name, wptr(k) + "/layer_name");
-  if (skip % kWl0RowBytes != 0)
+  if (skip % wl0_row_bytes() != 0)
     fail(sh_.o, wptr(k) + "/tile_info", "tile output channels from " + std::to_string(t.ofmap_lower[1]) +
                                             " start inside a weight-buffer row of the entry at " + std::to_string(e->address));
-  return e->address + skip / kWl0RowBytes;
+  return e->address + skip / wl0_row_bytes();
 }
 
 // Tiles in numeric order (tile_num_0, tile_num_1, ..., tile_num_10), or in
@@ -522,7 +523,7 @@ void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swa
   Meta m;
   m.kind = Kind::Compute;
   int64_t wbytes = weight_per_k(w.layer_name, p + "/layer_name") * od[1];
-  m.reads = {ifm.range(), {Space::Wl0, swaddr * kWl0RowBytes, swaddr * kWl0RowBytes + wbytes}};
+  m.reads = {ifm.range(), {Space::Wl0, swaddr * wl0_row_bytes(), swaddr * wl0_row_bytes() + wbytes}};
   m.writes = {{Space::L2, daddr, ofm.base + ofm.size}};
   emit(std::move(cv), std::move(m));
 }
@@ -708,7 +709,7 @@ void CoreAssembler::lw_dram(size_t k, const sir::WeightBufferEntry& e, isa::Mapp
   Meta meta;
   meta.kind = Kind::LoadWl0Dram;
   meta.reads = {{Space::DramWeights, addr, addr + size}};
-  meta.writes = {{Space::Wl0, e.address * kWl0RowBytes, e.address * kWl0RowBytes + size}};
+  meta.writes = {{Space::Wl0, e.address * wl0_row_bytes(), e.address * wl0_row_bytes() + size}};
   meta.dram_layer = static_cast<int32_t>(layer_of(sh_, e.layer_name, p).layer_index);
   meta.own_layer = own_weights(k, e.transfer_id, e.layer_name);
   emit(std::move(in), std::move(meta));
@@ -738,7 +739,7 @@ void CoreAssembler::lw_tile(size_t k, size_t ti, const sir::Tile& t, int64_t slo
   Meta meta;
   meta.kind = Kind::LoadWl0Tile;
   meta.reads = {{Space::L2, src, src + kt * perk}};
-  meta.writes = {{Space::Wl0, slot * kWl0RowBytes, slot * kWl0RowBytes + kt * perk}};
+  meta.writes = {{Space::Wl0, slot * wl0_row_bytes(), slot * wl0_row_bytes() + kt * perk}};
   emit(std::move(in), std::move(meta));
 }
 
@@ -1253,7 +1254,7 @@ void CoreAssembler::core_tiles(size_t k, const sir::WeightBufferEntry& entry, co
   if (n == 0) return;
   const sir::Tile& t0 = *tiles[0].second;
   int64_t kt = t0.ofmap_upper[1] - t0.ofmap_lower[1] + 1;
-  int64_t per = kt * weight_per_k(w.layer_name, p) / kWl0RowBytes;
+  int64_t per = kt * weight_per_k(w.layer_name, p) / wl0_row_bytes();
   // Weights that already had slots (another batch part) keep them.
   int64_t A = core_slots_.emplace(entry.transfer_id.empty() ? -1 : entry.transfer_id[0], entry.address).first->second;
   int64_t B = A + per;

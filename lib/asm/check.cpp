@@ -15,7 +15,6 @@ using isa::Opcode;
 using isa::Param;
 using isa::Queue;
 
-constexpr int64_t kWl0RowBytes = 64;  // WL0 address unit (formats/ISA_Format.md section 4)
 
 class Checker {
  public:
@@ -113,7 +112,7 @@ class Checker {
     const int64_t l2 = arch_.core.l2_bytes;
     // WL0 sizes of the architecture are counted in the address unit of the
     // instruction set, as the reference schedules use them.
-    const int64_t wl0 = arch_.core.wl0_bytes;
+    const int64_t wl0 = arch_.core.wl0_rows;
     const int64_t align = std::max<int64_t>(1, arch_.core.l2_channel_align_bytes);
     const int64_t extra = arch_.core.weight_extra_bytes_per_out_channel;
     if (in.mapping.core != 0 && !arch_.valid_core(in.mapping.core))
@@ -163,7 +162,7 @@ class Checker {
         const Instruction* c = cfg(core, Opcode::lw_cfg);
         need(i, c, Opcode::lw_cfg);
         auto w = in.list(Param::Wsize);
-        int64_t rows = (wbytes(w) + kWl0RowBytes - 1) / kWl0RowBytes;
+        int64_t rows = (wbytes(w) + arch_.core.wl0_row_bytes - 1) / arch_.core.wl0_row_bytes;
         range(i, "WL0 destination", in.get(Param::DTaddr), in.get(Param::DTaddr) + rows, wl0, "WL0");
         if (in.get(Param::SS) == 0) range(i, "source", in.get(Param::STaddr), in.get(Param::STaddr) + wbytes(w), l2, "L2");
         else if (in.get(Param::STaddr) < 0) add(true, i, "lw_mov: negative DRAM address");

@@ -263,7 +263,7 @@ arch::Architecture point_architecture(const DesignPoint& p, const arch::Architec
 DesignFigures point_figures(const DesignPoint& p, const arch::Architecture& a, const CostTable& t) {
   CoreShape cs;
   cs.macs = a.core.macs_per_cycle();
-  cs.sram_bytes = double(a.core.l2_bytes + a.core.wl0_bytes + a.core.al1_bytes + a.core.ol1_bytes);
+  cs.sram_bytes = double(a.core.l2_bytes + a.core.wl0_bytes() + a.core.al1_bytes + a.core.ol1_bytes);
   cs.noc_bytes_per_cycle = a.noc.link_bytes_per_cycle;
   // Link ends per die; every compute die is the same design, so each carries
   // as many PHYs as the busiest one.

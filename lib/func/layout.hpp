@@ -24,9 +24,6 @@
 
 namespace cct::func {
 
-// WL0 addresses in the instruction set count rows of this many bytes.
-inline constexpr int64_t kWl0RowBytes = 64;
-
 // Bytes per element of a DataFmt (INT8 1, FP16 2).
 int element_bytes(isa::DataFmt f);
 

@@ -104,7 +104,7 @@ Machine::Machine(const arch::Architecture& a, const isa::Program& p, std::string
     : a_(a), prog_(p), file_(std::move(file)), dram_w_(std::move(weights)), dram_a_(std::move(activations)) {
   l2_bytes_ = a.core.l2_bytes;
   // The architecture's WL0 size is counted in the instruction set's address unit (rows).
-  wl0_bytes_ = a.core.wl0_bytes * kWl0RowBytes;
+  wl0_bytes_ = a.core.wl0_bytes();
   l2_.resize(static_cast<size_t>(a.core_count()));
   wl0_.resize(static_cast<size_t>(a.core_count()));
 }
@@ -251,7 +251,7 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
       int64_t bytes = int64_t(ws[0]) * r.bytes();
       Space from = (!lw || in.get(Param::SS) != 0) ? Space::DramWeights : Space::L2;
       s.reads.push_back(contiguous(from, in.get(Param::STaddr), bytes));
-      s.writes.push_back(lw ? contiguous(Space::Wl0, in.get(Param::DTaddr) * kWl0RowBytes, bytes)
+      s.writes.push_back(lw ? contiguous(Space::Wl0, in.get(Param::DTaddr) * a_.core.wl0_row_bytes, bytes)
                             : contiguous(Space::L2, in.get(Param::DTaddr), bytes));
       break;
     }
@@ -309,7 +309,7 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
       if (rec.extra < kParameterBytes)
         fail(i, "the architecture's weight_extra_bytes_per_out_channel (" + std::to_string(rec.extra) +
                     ") cannot hold the bias and channel scale");
-      s.reads.push_back(contiguous(Space::Wl0, in.get(Param::SWaddr) * kWl0RowBytes, K * rec.bytes()));
+      s.reads.push_back(contiguous(Space::Wl0, in.get(Param::SWaddr) * a_.core.wl0_row_bytes, K * rec.bytes()));
       s.writes.push_back(block_in(Space::L2, in.get(Param::DTaddr), ob, N, OH, OW, K * ob.elem));
       s.macs = N * OH * OW * K * C * kh * kw;
       if (s.macs > kMaxOperations)
@@ -451,7 +451,7 @@ void Machine::compute_conv(size_t i, Pending& p) {
   const int64_t sphi = in.get(Param::SPHI), spwi = in.get(Param::SPWI), staddr = in.get(Param::STaddr);
   const int32_t padv = int32_t(fm.number(Param::PADV));
   const uint8_t* l2 = mem(Space::L2, s.core);
-  const uint8_t* wl0 = mem(Space::Wl0, s.core) + in.get(Param::SWaddr) * kWl0RowBytes;
+  const uint8_t* wl0 = mem(Space::Wl0, s.core) + in.get(Param::SWaddr) * a_.core.wl0_row_bytes;
   const WeightRecord rec = weight_record(a_, C, kh, kw, 1);
   const int64_t taps = kh * kw, kdim = taps * C, P = N * OH * OW;
 

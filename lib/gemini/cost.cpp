@@ -60,7 +60,6 @@ int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : ceil_div(x, a) * a;
 // The weight buffer as irgen lays it out (lib/irgen/generate.cpp): addressed
 // in rows of 64 bytes, each output channel's weights starting on a 32-byte
 // burst; a streamed layer's tiles take two slots of half the buffer.
-constexpr int64_t kWl0RowBytes = 64;
 constexpr int64_t kWl0ChannelAlign = 32;
 
 struct Route {
@@ -274,13 +273,13 @@ struct CostModel::Impl {
 
   int64_t weight_rows(const Layer& L, int64_t k) const {
     const int64_t cols = a.core.pe_cols;
-    return ceil_div(k, cols) * round_up(L.weight_bytes_per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
+    return ceil_div(k, cols) * round_up(L.weight_bytes_per_k, kWl0ChannelAlign) * cols / a.core.wl0_row_bytes;
   }
   int64_t tile_k(const Layer& L) const {
     const int64_t cols = a.core.pe_cols;
-    return std::max(cols, a.core.wl0_bytes / 2 * kWl0RowBytes / std::max<int64_t>(1, L.weight_bytes_per_k) / cols * cols);
+    return std::max(cols, a.core.wl0_rows / 2 * a.core.wl0_row_bytes / std::max<int64_t>(1, L.weight_bytes_per_k) / cols * cols);
   }
-  bool fits_wl0(const Layer& L, int64_t k) const { return weight_rows(L, k) <= a.core.wl0_bytes; }
+  bool fits_wl0(const Layer& L, int64_t k) const { return weight_rows(L, k) <= a.core.wl0_rows; }
   // irgen computes a part whose weights do not fit the weight buffer in runs
   // of whole pe_cols blocks of output channels that fit half of it: the
   // channels of one run, or 0 when the part fits whole or not even one block
@@ -292,7 +291,7 @@ struct CostModel::Impl {
   int64_t run_k(const Layer& L, int64_t k) const {
     if (!L.pe() || fits_wl0(L, k)) return 0;
     const int64_t cols = a.core.pe_cols;
-    const int64_t per_run = a.core.wl0_bytes / 2 / weight_rows(L, cols);
+    const int64_t per_run = a.core.wl0_rows / 2 / weight_rows(L, cols);
     if (per_run < 1) return 0;
     const int64_t blocks = ceil_div(k, cols);
     const int64_t runs = ceil_div(blocks, per_run);
@@ -561,9 +560,9 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
         int64_t k = t.k_hi - t.k_lo + 1;
         t.bytes = L.weight_bytes_per_k * k;
         t.rows = weight_rows(L, k);
-        t.direct = t.rows <= a.core.wl0_bytes;
+        t.direct = t.rows <= a.core.wl0_rows;
         int64_t tk = std::min(tile_k(L), k);
-        t.tile_rows = (tk < k ? 2 : 1) * ceil_div(tk * L.weight_bytes_per_k, kWl0RowBytes);
+        t.tile_rows = (tk < k ? 2 : 1) * ceil_div(tk * L.weight_bytes_per_k, a.core.wl0_row_bytes);
         t.channel = int(plan.segments[size_t(w.seg)].layers[size_t(w.pos)].dram.weights);
         it = wt_of.emplace(key, int(wts.size())).first;
         wts.push_back(t);
@@ -576,7 +575,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
     // issue on that buffer's queue where the buffer has room until last use.
     std::vector<std::vector<int>> by_core(static_cast<size_t>(C));
     for (size_t i = 0; i < wts.size(); ++i) by_core[size_t(wts[i].core)].push_back(int(i));
-    const int64_t wl0_cap = a.core.wl0_bytes;
+    const int64_t wl0_cap = a.core.wl0_rows;
     for (int c = 0; c < C; ++c) {
       auto& list = by_core[size_t(c)];
       std::stable_sort(list.begin(), list.end(), [&](int x, int y) { return wts[size_t(x)].first < wts[size_t(y)].first; });

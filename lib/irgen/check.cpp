@@ -423,7 +423,7 @@ void Checker::memory(const sir::Core& c, size_t k) {
   // WL0: entries inside the buffer and disjoint; PE workloads find their weights.
   const sir::WeightBuffer& wb = w.wl0_buffer.present() ? w.wl0_buffer : w.wl1_buffer;
   const char* key = w.wl0_buffer.present() ? "/wl0_buffer/" : "/wl1_buffer/";
-  const int64_t wl0_capacity = a_.core.wl0_bytes;  // in WL0 address units, as asm and zebusim bound it
+  const int64_t wl0_capacity = a_.core.wl0_rows;  // in WL0 address units, as asm and zebusim bound it
   std::vector<std::pair<int64_t, size_t>> wa;
   bool own = false;
   for (size_t i = 0; i < wb.entries.size(); ++i) {

@@ -25,7 +25,6 @@ int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : ceil_div(x, a) * a;
 
 // WL0 addresses and sizes count rows of this many bytes (the instruction
 // set's unit; formats/ISA_Format.md).
-constexpr int64_t kWl0RowBytes = 64;
 // A weight row of one output channel occupies whole bursts in WL0.
 constexpr int64_t kWl0ChannelAlign = 32;
 // L2 allocations start on this boundary.
@@ -911,7 +910,7 @@ int64_t Generator::weight_bytes_per_k(const LayerModel& L) const {
 // of pe_cols channels, each channel's weights on whole 32-byte bursts.
 int64_t Generator::wl0_rows(int64_t kcount, int64_t per_k) const {
   const int64_t cols = a_.core.pe_cols;
-  return ceil_div(kcount, cols) * round_up(per_k, kWl0ChannelAlign) * cols / kWl0RowBytes;
+  return ceil_div(kcount, cols) * round_up(per_k, kWl0ChannelAlign) * cols / a_.core.wl0_row_bytes;
 }
 
 // The output-channel runs a PE part is computed in: the whole part when its
@@ -922,7 +921,7 @@ std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel&
   const int64_t kcount = k_hi - k_lo + 1;
   if (!L.pe || !o_.split_for_wl0 || o_.weight_path == WeightPath::L2) return {{k_lo, k_hi}};
   const int64_t per_k = weight_bytes_per_k(L);
-  const int64_t capacity = a_.core.wl0_bytes;  // in rows
+  const int64_t capacity = a_.core.wl0_rows;  // in rows
   if (wl0_rows(kcount, per_k) <= capacity) return {{k_lo, k_hi}};
   const int64_t cols = a_.core.pe_cols;
   const int64_t block_rows = wl0_rows(cols, per_k);
@@ -938,7 +937,7 @@ std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel&
 
 void Generator::size_weight(WeightLoad& wt) {
   const int64_t cols = a_.core.pe_cols;
-  const int64_t wl0_capacity = a_.core.wl0_bytes;
+  const int64_t wl0_capacity = a_.core.wl0_rows;
   const LayerModel& L = layers_[size_t(wt.layer)];
   Dims wd = dims4(*fir::weight_shape(*L.fir));
   int wbytes = dtype_size(L.fir->input_dtype, 1);
@@ -949,7 +948,7 @@ void Generator::size_weight(WeightLoad& wt) {
   wt.rows = wl0_rows(kcount, wt.per_k);
   // Tiles of a streamed layer: two WL0 slots sharing the whole buffer
   // (no DRAM -> WL0 load is live during a streamed workload).
-  wt.tile_k = std::max(cols, wl0_capacity / 2 * kWl0RowBytes / wt.per_k / cols * cols);
+  wt.tile_k = std::max(cols, wl0_capacity / 2 * a_.core.wl0_row_bytes / wt.per_k / cols * cols);
   wt.slots = 2;
   if (wt.tile_k >= kcount) wt.tile_k = kcount, wt.slots = 1;
   wt.fits_wl0 = wt.rows <= wl0_capacity && o_.weight_path != WeightPath::L2;
@@ -1014,7 +1013,7 @@ bool Generator::plan_weights() {
 // copies and issue positions. Returns -1 (assign_error_ says why) when some
 // load finds no room. With `commit` the L2 copies become L2 tensors.
 int Generator::assign(const std::vector<char>& direct, bool commit) {
-  const int64_t wl0_capacity = a_.core.wl0_bytes;
+  const int64_t wl0_capacity = a_.core.wl0_rows;
   std::map<int, std::vector<int>> by_core;
   for (size_t i = 0; i < weights_.size(); ++i) by_core[weights_[i].core].push_back(int(i));
   for (auto& [core, list] : by_core) {
@@ -1046,7 +1045,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         wl0.add(j, wt.last, addr, wt.rows);
         prev_issue_lw = j;
       } else {
-        wt.wl0_rows = wt.slots * ceil_div(wt.tile_k * wt.per_k, kWl0RowBytes);
+        wt.wl0_rows = wt.slots * ceil_div(wt.tile_k * wt.per_k, a_.core.wl0_row_bytes);
         const bool reserved = wt.l2_tensor >= 0;
         int64_t waddr = wl0.find(wt.first, wt.last, wt.wl0_rows, 1);
         if (waddr < 0) {

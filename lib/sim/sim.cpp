@@ -231,7 +231,7 @@ class Engine {
 
   void check_addresses(size_t i) {
     const auto& inst = prog_.instructions[i];
-    const int64_t l2 = a_.core.l2_bytes, wl0 = a_.core.wl0_bytes;
+    const int64_t l2 = a_.core.l2_bytes, wl0 = a_.core.wl0_rows;
     auto fail = [&](Param p, int64_t v, const char* mem, int64_t size) {
       throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + ": " + std::string(isa::param_name(p)) +
                         " = " + std::to_string(v) + " is outside " + mem + " (" + std::to_string(size) + " bytes)");

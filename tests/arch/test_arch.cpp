@@ -154,7 +154,7 @@ TEST_CASE("validator errors name the JSON pointer") {
   check_rejects("zebu-1core", [](Json& j) { member(j, {"version"}) = 7; }, {"/version: unsupported version"});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"core", "l2_bytes"}) = 0; }, {"/core/l2_bytes: l2_bytes must be > 0"});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"core", "pe_rows"}) = 64.5; }, {"/core/pe_rows: expected an integer"});
-  check_rejects("zebu-1core", [](Json& j) { erase_key(member(j, {"core"}), "wl0_bytes"); }, {"/core: missing key \"wl0_bytes\""});
+  check_rejects("zebu-1core", [](Json& j) { erase_key(member(j, {"core"}), "wl0_rows"); }, {"/core: missing key \"wl0_rows\""});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"timing", "pe_efficiency"}) = 1.5; }, {"/timing/pe_efficiency: pe_efficiency must be in (0, 1]"});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"noc", "hop_latency_cycles"}) = -1.0; }, {"/noc/hop_latency_cycles: hop_latency_cycles must be >= 0"});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"dram", "channel_gib_per_s"}) = 0.0; }, {"/dram/channel_gib_per_s"});

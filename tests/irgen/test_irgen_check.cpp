@@ -108,7 +108,7 @@ TEST_CASE("irgen --check: overlapping weight-buffer entries") {
 TEST_CASE("irgen --check: capacities and ring-buffer regions") {
   auto s = r50b1().s;
   auto& w = s.cores[0].workloads[3];
-  w.wl0_buffer.entries[0].address = zebu().core.wl0_bytes - 1;
+  w.wl0_buffer.entries[0].address = zebu().core.wl0_rows - 1;
   w.ring_buffer_info = {{0, 1024}};
   auto p = irgen::check(s, zebu(), nullptr, "x.json");
   CHECK_MESSAGE(has(p, "/0/3/wl0_buffer/0", "outside the weight buffer"), joined(p));

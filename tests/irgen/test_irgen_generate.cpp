@@ -99,7 +99,7 @@ TEST_CASE("irgen: single-core schedules of the reference networks pass --check, 
           auto ws = *fir::weight_shape(*l);
           int64_t taps = ws.size() == 4 ? ws[2] * ws[3] : 1;
           int64_t per_k = round_up(ws[1], 8) * taps + 32;
-          CHECK(round_up(ws[0], 64) * round_up(per_k, 32) / 64 > a.core.wl0_bytes);  // the whole layer does not fit
+          CHECK(round_up(ws[0], 64) * round_up(per_k, 32) / 64 > a.core.wl0_rows);  // the whole layer does not fit
         }
       }
       CHECK(k == W.size());

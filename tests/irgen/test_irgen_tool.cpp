@@ -160,7 +160,7 @@ TEST_CASE("irgen | asm | zebusim --functional: split parts and multi-core datafl
     auto a = testing::read_file(testing::source_dir() + "/examples/arch/zebu-1core.json");
     a = std::regex_replace(a, std::regex("\"name\": \"zebu-1core\""), "\"name\": \"small-wl0\"",
                            std::regex_constants::format_first_only);
-    a = std::regex_replace(a, std::regex("\"wl0_bytes\": [0-9]+"), "\"wl0_bytes\": 96");
+    a = std::regex_replace(a, std::regex("\"wl0_rows\": [0-9]+"), "\"wl0_rows\": 96");
     a = std::regex_replace(a, std::regex("\"pe_cols\": [0-9]+"), "\"pe_cols\": 8");
     testing::write_file(small, a);
   }

@@ -174,7 +174,7 @@ TEST_CASE("errors name the line") {
     arch::Architecture a = arch::load_architecture("zebu-1core");
     std::string p = line("lw_cfg", "\"BAS\": 1, \"DF\": \"DataFmt.INT8\", \"MKC\": 0, \"MKEN\": 0, \"SWsize\": [64, 1, 1], \"DWsize\": [64, 1, 1]") +
                     line("lw_mov", "\"SS\": 1, \"XYmode\": [\"XCutMode.CUT_K\", \"YCutMode.CUT_H\"], \"SBSG\": 0, \"STaddr\": 0, \"DTaddr\": " +
-                                       std::to_string(a.core.wl0_bytes) + ", \"Wsize\": [64, 64, 1, 1], " + deps("", ""));
+                                       std::to_string(a.core.wl0_rows) + ", \"Wsize\": [64, 64, 1, 1], " + deps("", ""));
     std::string msg = error_of(p);
     CHECK(msg.find("t.jsonl:2") != std::string::npos);
     CHECK(msg.find("outside WL0") != std::string::npos);
