@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_model.hpp"
 #include "arch/arch.hpp"
 #include "asm/asm.hpp"
 #include "frontend/pipeline.hpp"
@@ -58,20 +59,7 @@ int main(int argc, char** argv) {
     else model = a;
   }
   fs::path exe_dir = fs::absolute(fs::path(argv[0])).parent_path();
-  if (model.empty()) {
-    fs::path cache = exe_dir.parent_path() / "bench-cache";
-    fs::create_directories(cache);
-    model = (cache / "resnet50.onnx").string();
-    if (!fs::exists(model)) {
-      std::string cmd = std::string("/usr/bin/python3 ") + CCT_BENCH_SOURCE_DIR +
-                        "/examples/models/export_torchvision.py resnet50 " + model;
-      std::cerr << "exporting resnet50: " << cmd << "\n";
-      if (std::system(cmd.c_str()) != 0) {
-        std::cerr << "bench_functional: export failed (needs python3-torch and python3-torchvision)\n";
-        return 1;
-      }
-    }
-  }
+  if (model.empty() && (model = cct::bench::cached_resnet50(argv[0], "bench_functional")).empty()) return 1;
   try {
     arch::Architecture a = arch::load_architecture(arch_name);
     fs::path dir = exe_dir.parent_path() / "bench-out" / ("functional-b" + std::to_string(batch));

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <string>
 
+#include "bench_model.hpp"
 #include "frontend/pipeline.hpp"
 #include "interp/gemm.hpp"
 #include "interp/parallel.hpp"
@@ -37,20 +38,7 @@ int main(int argc, char** argv) {
     else model = a;
   }
   fs::path exe_dir = fs::absolute(fs::path(argv[0])).parent_path();
-  if (model.empty()) {
-    fs::path cache = exe_dir.parent_path() / "bench-cache";
-    fs::create_directories(cache);
-    model = (cache / "resnet50.onnx").string();
-    if (!fs::exists(model)) {
-      std::string cmd = std::string("/usr/bin/python3 ") + CCT_BENCH_SOURCE_DIR +
-                        "/examples/models/export_torchvision.py resnet50 " + model;
-      std::cerr << "exporting resnet50: " << cmd << "\n";
-      if (std::system(cmd.c_str()) != 0) {
-        std::cerr << "bench_onnx2fir: export failed (needs python3-torch and python3-torchvision)\n";
-        return 1;
-      }
-    }
-  }
+  if (model.empty() && (model = cct::bench::cached_resnet50(argv[0], "bench_onnx2fir")).empty()) return 1;
   if (out_dir.empty()) out_dir = (exe_dir.parent_path() / "bench-out" / "onnx2fir").string();
   fs::create_directories(out_dir);
 

@@ -19,6 +19,8 @@
 
 #include <unistd.h>
 
+#include "bench_model.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -54,20 +56,7 @@ int main(int argc, char** argv) {
   }
   fs::path exe_dir = fs::absolute(fs::path(argv[0])).parent_path();
   fs::path bin = exe_dir.parent_path() / "bin";
-  if (model.empty()) {
-    fs::path cache = exe_dir.parent_path() / "bench-cache";
-    fs::create_directories(cache);
-    model = (cache / "resnet50.onnx").string();
-    if (!fs::exists(model)) {
-      std::string cmd = std::string("/usr/bin/python3 ") + CCT_BENCH_SOURCE_DIR +
-                        "/examples/models/export_torchvision.py resnet50 " + q(model);
-      std::cerr << "exporting resnet50: " << cmd << "\n";
-      if (std::system(cmd.c_str()) != 0) {
-        std::cerr << "bench_pipeline: export failed (needs Debian's python3-torch and python3-torchvision)\n";
-        return 1;
-      }
-    }
-  }
+  if (model.empty() && (model = cct::bench::cached_resnet50(argv[0], "bench_pipeline")).empty()) return 1;
   fs::path dir = keep.empty() ? fs::temp_directory_path() / ("bench_pipeline_" + std::to_string(::getpid())) : fs::path(keep);
   fs::create_directories(dir);
   const std::string d = dir.string(), fir = d + "/m.fir.json", B = bin.string() + "/";
