@@ -21,11 +21,7 @@ const arch::Architecture& zebu() {
   return a;
 }
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += x + "\n";
-  return s;
-}
+using cct::testing::joined;
 
 // True when some problem contains both fragments.
 bool has(const std::vector<std::string>& problems, const std::string& pointer, const std::string& what) {

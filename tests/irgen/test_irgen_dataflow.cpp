@@ -23,11 +23,7 @@ namespace {
 
 using namespace cct;
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += x + "\n";
-  return s;
-}
+using cct::testing::joined;
 
 bool inside(const sir::Coord& lo, const sir::Coord& hi, const sir::Coord& blo, const sir::Coord& bhi) {
   for (int i = 0; i < 4; ++i)

@@ -19,11 +19,7 @@ namespace {
 
 using namespace cct;
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += x + "\n";
-  return s;
-}
+using cct::testing::joined;
 
 int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 

@@ -48,11 +48,7 @@ bool has(const std::vector<std::string>& problems, const std::string& text) {
   return false;
 }
 
-std::string joined(const std::vector<std::string>& problems) {
-  std::string s;
-  for (const auto& p : problems) s += p + "\n";
-  return s;
-}
+using cct::testing::joined;
 
 }  // namespace
 

@@ -24,11 +24,7 @@ const cct::fir::Graph& tiny_fir() {
 
 Mapping tiny_mapping() { return read_mapping(examples() + "/tiny_cnn_b4.chip-64tops.mapping.json"); }
 
-std::string joined(const std::vector<std::string>& problems) {
-  std::string s;
-  for (const auto& p : problems) s += p + "\n";
-  return s;
-}
+using cct::testing::joined;
 
 // Runs examples/mappings/single_core_mapping.py on a FIR and parses its output.
 Mapping script_mapping(const std::string& fir_path, const std::string& extra = "") {

@@ -99,4 +99,10 @@ RunResult run_tool(const std::string& tool, const std::string& args, const std::
   return run(bin_dir() + "/" + tool + " " + args, stdin_data);
 }
 
+std::string joined(const std::vector<std::string>& lines) {
+  std::string s;
+  for (const auto& l : lines) s += l + "\n";
+  return s;
+}
+
 }  // namespace cct::testing

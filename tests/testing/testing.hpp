@@ -34,6 +34,9 @@ RunResult run_tool(const std::string& tool, const std::string& args, const std::
 // under the build directory. Fails the test with the reason when export fails.
 std::string torchvision_onnx(const std::string& name, const std::string& export_args = "");
 
+// Lines joined with newlines (a list of problems in a failure message).
+std::string joined(const std::vector<std::string>& lines);
+
 std::string read_file(const std::string& path);
 void write_file(const std::string& path, const std::string& data);
 
