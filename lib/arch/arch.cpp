@@ -216,6 +216,43 @@ RouteSummary Architecture::route(const Site& from, const Site& to) const {
   return r;
 }
 
+LinkResources::LinkResources(const Architecture& a, int first) : a_(a) {
+  int next = first;
+  for (const auto& d : a.dies) {
+    mesh_base_.push_back(next);
+    if (d.is_compute()) next += d.core_count() * 4;
+  }
+  d2d_base_ = next;
+  end_ = d2d_base_ + int(a.d2d_links.size()) * 2;
+}
+
+void LinkResources::append_capacities(std::vector<double>& capacity) const {
+  for (const auto& d : a_.dies)
+    if (d.is_compute()) capacity.resize(capacity.size() + size_t(d.core_count()) * 4, a_.noc.link_bytes_per_cycle);
+  capacity.resize(capacity.size() + a_.d2d_links.size() * 2, a_.d2d.link_bytes_per_cycle);
+}
+
+void LinkResources::append_route(const Site& from, const Site& to, std::vector<int>& resources, RouteSummary& summary,
+                                 std::vector<RouteLeg>& scratch) const {
+  a_.route_legs(from, to, scratch);
+  for (const auto& leg : scratch) {
+    const auto& die = a_.dies[size_t(leg.die)];
+    int x = leg.from_x, y = leg.from_y;
+    auto step = [&](int dir, int nx, int ny) {
+      if (die.is_compute()) resources.push_back(mesh_base_[size_t(leg.die)] + (y * die.mesh_x + x) * 4 + dir);
+      x = nx, y = ny;
+      ++summary.mesh_hops;
+    };
+    while (x != leg.to_x) leg.to_x > x ? step(0, x + 1, y) : step(1, x - 1, y);
+    while (y != leg.to_y) leg.to_y > y ? step(2, x, y + 1) : step(3, x, y - 1);
+    if (leg.link >= 0) {
+      const auto& link = a_.d2d_links[size_t(leg.link)];
+      resources.push_back(d2d_base_ + leg.link * 2 + (link.end[0].die == leg.die ? 0 : 1));
+      ++summary.d2d_crossings;
+    }
+  }
+}
+
 void Architecture::route_legs(const Site& from, const Site& to, std::vector<RouteLeg>& legs) const {
   legs.clear();
   int die = from.die, x = from.x, y = from.y;

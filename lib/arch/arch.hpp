@@ -229,6 +229,29 @@ class Architecture {
   int nearest_link(int from, int to, int x, int y, const Site& target, Site& near_end, Site& far_end) const;
 };
 
+// The chip's links as numbered resources, for models that charge individual
+// links (zebusim's network and gemini's cost model share it, so both see the
+// same links): the directed NoC links of every compute die (4 per core: +x,
+// -x, +y, -y), then both directions of every D2D link, numbered from `first`
+// (the caller's own resources, e.g. DRAM channels, come before).
+class LinkResources {
+ public:
+  LinkResources(const Architecture& a, int first);
+  // Bytes per cycle of each link, in resource order, appended to `capacity`.
+  void append_capacities(std::vector<double>& capacity) const;
+  int d2d_base() const { return d2d_base_; }  // the first D2D resource
+  int end() const { return end_; }            // one past the last resource
+  // Appends the links a transfer from `from` to `to` occupies to `resources`
+  // and adds its mesh hops and D2D crossings to `summary`.
+  void append_route(const Site& from, const Site& to, std::vector<int>& resources, RouteSummary& summary,
+                    std::vector<RouteLeg>& scratch) const;
+
+ private:
+  const Architecture& a_;
+  std::vector<int> mesh_base_;  // per die
+  int d2d_base_ = 0, end_ = 0;
+};
+
 // ---- Reading and writing ----------------------------------------------------
 
 // Parses and checks architecture JSON text. `file` names it in errors;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <functional>
 #include <queue>
 
@@ -132,9 +133,9 @@ struct CostModel::Impl {
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool>, int64_t> cycles_memo;
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>, timing::Energy> energy_memo;
   std::vector<double> capacity;  // per resource, bytes per cycle
-  int nch = 0, npools = 0, d2d_base = 0, C = 0;
+  int nch = 0, npools = 0, C = 0;
   std::vector<int> channel_pool;  // DRAM channel -> its pooled resource
-  std::vector<int> mesh_base;    // per die
+  std::optional<arch::LinkResources> links;  // NoC and D2D links, after the DRAM pools
   mutable std::vector<std::unique_ptr<Route>> routes;  // [kind][a][b]
   mutable std::vector<arch::RouteLeg> legs;
 
@@ -202,42 +203,23 @@ struct CostModel::Impl {
     }
     if (capacity.empty()) capacity.push_back(a.dram_channel_bytes_per_cycle()), channel_pool.push_back(0);
     npools = int(capacity.size());
-    for (const auto& d : a.dies) {
-      mesh_base.push_back(int(capacity.size()));
-      if (d.is_compute()) capacity.resize(capacity.size() + size_t(d.core_count()) * 4, a.noc.link_bytes_per_cycle);
-    }
-    d2d_base = int(capacity.size());
-    capacity.resize(capacity.size() + a.d2d_links.size() * 2, a.d2d.link_bytes_per_cycle);
+    links.emplace(a, npools);
+    links->append_capacities(capacity);
     routes.resize(size_t(C) * size_t(C) + 2 * size_t(nch) * size_t(C));
   }
 
   Route make_route(const arch::Site& from, const arch::Site& to, int channel) const {
     Route r;
     if (channel >= 0) r.resources.push_back(channel_pool[size_t(channel)]);
-    a.route_legs(from, to, legs);
-    for (const auto& leg : legs) {
-      const auto& die = a.dies[size_t(leg.die)];
-      int x = leg.from_x, y = leg.from_y;
-      auto step = [&](int dir, int nx, int ny) {
-        if (die.is_compute()) r.resources.push_back(mesh_base[size_t(leg.die)] + (y * die.mesh_x + x) * 4 + dir);
-        x = nx, y = ny;
-        ++r.hops;
-      };
-      while (x != leg.to_x) leg.to_x > x ? step(0, x + 1, y) : step(1, x - 1, y);
-      while (y != leg.to_y) leg.to_y > y ? step(2, x, y + 1) : step(3, x, y - 1);
-      if (leg.link >= 0) {
-        const auto& link = a.d2d_links[size_t(leg.link)];
-        int dir = link.end[0].die == leg.die ? 0 : 1;
-        r.resources.push_back(d2d_base + leg.link * 2 + dir);
-        ++r.crossings;
-      }
-    }
-    r.latency = std::llround(a.route_latency_cycles(arch::RouteSummary{r.hops, r.crossings}));
+    arch::RouteSummary sum;
+    links->append_route(from, to, r.resources, sum, legs);
+    r.hops = sum.mesh_hops, r.crossings = sum.d2d_crossings;
+    r.latency = std::llround(a.route_latency_cycles(sum));
     r.bytes_per_cycle = std::numeric_limits<double>::infinity();
     for (int res : r.resources)
       if (capacity[size_t(res)] < r.bytes_per_cycle) {
         r.bytes_per_cycle = capacity[size_t(res)];
-        r.bound = res < npools ? Binding::Dram : res >= d2d_base ? Binding::D2d : Binding::Noc;
+        r.bound = res < npools ? Binding::Dram : res >= links->d2d_base() ? Binding::D2d : Binding::Noc;
       }
     if (!std::isfinite(r.bytes_per_cycle)) r.bytes_per_cycle = a.noc.link_bytes_per_cycle, r.bound = Binding::Noc;
     return r;

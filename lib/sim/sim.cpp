@@ -34,15 +34,10 @@ struct Route {
 
 class Network {
  public:
-  explicit Network(const arch::Architecture& a) : a_(a) {
+  explicit Network(const arch::Architecture& a) : a_(a), links_(a, 1) {
     // Resource 0: the DRAM channels, pooled (addresses interleave over them).
     capacity_.push_back(a.dram_channel_bytes_per_cycle() * double(a.dram_channels.size()));
-    for (const auto& d : a.dies) {
-      mesh_base_.push_back(int(capacity_.size()));
-      if (d.is_compute()) capacity_.resize(capacity_.size() + size_t(d.core_count()) * 4, a.noc.link_bytes_per_cycle);
-    }
-    d2d_base_ = int(capacity_.size());
-    capacity_.resize(capacity_.size() + a.d2d_links.size() * 2, a.d2d.link_bytes_per_cycle);
+    links_.append_capacities(capacity_);
   }
 
   const std::vector<double>& capacity() const { return capacity_; }
@@ -54,25 +49,9 @@ class Network {
     if (it != cache_.end()) return it->second;
     Route r;
     if (dram) r.resources.push_back(0);
-    a_.route_legs(from, to, legs_);
-    for (const auto& leg : legs_) {
-      const auto& die = a_.dies[size_t(leg.die)];
-      int x = leg.from_x, y = leg.from_y;
-      auto step = [&](int dir, int nx, int ny) {
-        if (die.is_compute()) r.resources.push_back(mesh_base_[size_t(leg.die)] + (y * die.mesh_x + x) * 4 + dir);
-        x = nx, y = ny;
-        ++r.hops;
-      };
-      while (x != leg.to_x) leg.to_x > x ? step(0, x + 1, y) : step(1, x - 1, y);
-      while (y != leg.to_y) leg.to_y > y ? step(2, x, y + 1) : step(3, x, y - 1);
-      if (leg.link >= 0) {
-        const auto& link = a_.d2d_links[size_t(leg.link)];
-        int dir = link.end[0].die == leg.die ? 0 : 1;
-        r.resources.push_back(d2d_base_ + leg.link * 2 + dir);
-        ++r.crossings;
-      }
-    }
-    arch::RouteSummary s{r.hops, r.crossings};
+    arch::RouteSummary s;
+    links_.append_route(from, to, r.resources, s, legs_);
+    r.hops = s.mesh_hops, r.crossings = s.d2d_crossings;
     r.latency = std::llround(a_.route_latency_cycles(s));
     return cache_.emplace(key, std::move(r)).first->second;
   }
@@ -94,8 +73,7 @@ class Network {
  private:
   const arch::Architecture& a_;
   std::vector<double> capacity_;
-  std::vector<int> mesh_base_;
-  int d2d_base_ = 0;
+  arch::LinkResources links_;  // after resource 0
   std::vector<arch::RouteLeg> legs_;
   std::map<std::tuple<int, int, int, int, int, int, bool>, Route> cache_;
   std::map<int, int> dram_choice_;

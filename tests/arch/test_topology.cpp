@@ -2,6 +2,9 @@
 // larger hand-built chip.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "arch/arch.hpp"
 #include "support/error.hpp"
 
@@ -131,4 +134,47 @@ TEST_CASE("a chain of dies routes through the middle one") {
   // The DRAM channel wired into the last die: from there, the IO channel is 3 crossings away.
   CHECK(a.dram_route(last, 1).d2d_crossings == 0);
   CHECK(a.dram_route(last, 0).d2d_crossings == 3);
+}
+
+TEST_CASE("link resources: one per directed NoC link and D2D direction, routes charge what they cross") {
+  Architecture c = load_architecture("chip-64tops");
+  const int first = 3;
+  LinkResources links(c, first);
+  std::vector<double> capacity;
+  links.append_capacities(capacity);
+  int mesh_links = 0;
+  for (const auto& d : c.dies)
+    if (d.is_compute()) mesh_links += d.core_count() * 4;
+  CHECK(links.d2d_base() == first + mesh_links);
+  CHECK(links.end() == links.d2d_base() + int(c.d2d_links.size()) * 2);
+  CHECK(int(capacity.size()) == links.end() - first);
+  CHECK(capacity.front() == c.noc.link_bytes_per_cycle);
+  CHECK(capacity.back() == c.d2d.link_bytes_per_cycle);
+  std::vector<RouteLeg> scratch;
+  for (int a = 0; a < c.core_count(); ++a)
+    for (int b = 0; b < c.core_count(); ++b) {
+      CAPTURE(a);
+      CAPTURE(b);
+      std::vector<int> res;
+      RouteSummary s;
+      links.append_route(c.core_site(a), c.core_site(b), res, s, scratch);
+      RouteSummary want = c.core_route(a, b);
+      CHECK(s.mesh_hops == want.mesh_hops);
+      CHECK(s.d2d_crossings == want.d2d_crossings);
+      int d2d = 0;
+      for (int r : res) {
+        CHECK(r >= first);
+        CHECK(r < links.end());
+        d2d += r >= links.d2d_base();
+      }
+      CHECK(d2d == want.d2d_crossings);
+      // Every hop on a compute die occupies one link; the two directions of a link differ.
+      if (a != b) {
+        std::vector<int> back;
+        RouteSummary sb;
+        links.append_route(c.core_site(b), c.core_site(a), back, sb, scratch);
+        for (int r : back)
+          if (r >= links.d2d_base()) CHECK(std::find(res.begin(), res.end(), r) == res.end());
+      }
+    }
 }
