@@ -689,30 +689,35 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   // Stores another core loads back: the storing core sends that core a
   // one-pixel message once the store is done, in global workload order, and
   // the loading core's load waits for it (asm's cross-core synchronisation).
-  std::vector<std::vector<int>> readers_of(wls.size());  // producer -> reader workloads
+  // Message k (an entry of `syncs`) goes from the producer syncs[k] to the
+  // workload whose sync range holds k.
+  std::vector<std::vector<std::pair<int, int>>> readers_of(wls.size());  // producer -> (reader, k)
   for (size_t id = 0; id < wls.size(); ++id)
-    for (int k = wls[id].sync_begin; k < wls[id].sync_end; ++k) readers_of[size_t(syncs[size_t(k)])].push_back(int(id));
-  std::map<std::pair<int, int>, int> sync_send, sync_recv;  // (reader, producer) -> op
+    for (int k = wls[id].sync_begin; k < wls[id].sync_end; ++k)
+      readers_of[size_t(syncs[size_t(k)])].emplace_back(int(id), k);
+  std::vector<int> sync_send(syncs.size(), -1), sync_recv(syncs.size(), -1);  // message -> op
   const int64_t sync_bytes = timing::activation_bytes(a, 1, 1, 1, 1, 1);
   std::vector<int> store_op(wls.size(), -1);
 
   for (int c = 0; c < C; ++c) {
     int prev_compute = -1, prev_dram = -1, prev_si = -1, prev_so_first = -1, prev_so_last = -1, prev_so = -1;
     int pending_store = -1;  // workload whose store goes in the next block
-    std::vector<std::pair<int, int>> ready_syncs;  // (reader, producer) whose store is made
+    // (reader, k) whose store is made; a reader's messages are sorted by producer, so this is reader, producer order.
+    std::vector<std::pair<int, int>> ready_syncs;
     auto emit_syncs = [&](int before) {
       std::stable_sort(ready_syncs.begin(), ready_syncs.end());
       size_t n = 0;
       while (n < ready_syncs.size() && ready_syncs[n].first < before) ++n;
       for (size_t i = 0; i < n; ++i) {
-        auto [reader, producer] = ready_syncs[i];
+        auto [reader, k] = ready_syncs[i];
+        const int producer = syncs[size_t(k)];
         int o = op(Op::Send, c, producer);
         ops[size_t(o)].bytes = sync_bytes;
         ops[size_t(o)].route = &core_route(c, wls[size_t(reader)].core);
         edge(store_op[size_t(producer)], o);  // it reads the stored range
         edge(prev_so, o);
         prev_so = o;
-        sync_send[{reader, producer}] = o;
+        sync_send[size_t(k)] = o;
       }
       ready_syncs.erase(ready_syncs.begin(), ready_syncs.begin() + std::ptrdiff_t(n));
     };
@@ -738,7 +743,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       if (pending_store >= 0) {
         const Wl& pw = wls[size_t(pending_store)];
         store_op[size_t(pending_store)] = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
-        for (int r : readers_of[size_t(pending_store)]) ready_syncs.emplace_back(r, pending_store);
+        for (const auto& rk : readers_of[size_t(pending_store)]) ready_syncs.push_back(rk);
         pending_store = -1;
       }
       emit_syncs(id);
@@ -758,18 +763,16 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       }
       if (w.dram_bytes > 0) {
         // Waits for the storing cores' messages first.
-        std::vector<int> waits;
         for (int k = w.sync_begin; k < w.sync_end; ++k) {
           int o = op(Op::Recv, c, id);
           ops[size_t(o)].bytes = sync_bytes;
           edge(prev_si, o);
           edge(prev_compute, o);
           prev_si = o;
-          sync_recv[{id, syncs[size_t(k)]}] = o;
-          waits.push_back(o);
+          sync_recv[size_t(k)] = o;
         }
         int ld = dram(Op::Load, id, -1, w.dram_bytes, w.dram_pieces, w.in_channel);
-        for (int o : waits) edge(o, ld);
+        for (int k = w.sync_begin; k < w.sync_end; ++k) edge(sync_recv[size_t(k)], ld);
         own.push_back(ld);
       }
       for (int wi : issued[size_t(id)])
@@ -807,16 +810,16 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     if (pending_store >= 0) {
       const Wl& pw = wls[size_t(pending_store)];
       store_op[size_t(pending_store)] = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
-      for (int r : readers_of[size_t(pending_store)]) ready_syncs.emplace_back(r, pending_store);
+      for (const auto& rk : readers_of[size_t(pending_store)]) ready_syncs.push_back(rk);
     }
     emit_syncs(std::numeric_limits<int>::max());
   }
-  for (const auto& [key, snd] : sync_send) {
-    auto it = sync_recv.find(key);
-    if (it == sync_recv.end()) continue;
-    ops[size_t(snd)].partner = it->second;
-    ops[size_t(it->second)].partner = snd;
-    ops[size_t(it->second)].route = ops[size_t(snd)].route;
+  for (size_t k = 0; k < syncs.size(); ++k) {
+    const int snd = sync_send[k], rcv = sync_recv[k];
+    if (snd < 0 || rcv < 0) continue;
+    ops[size_t(snd)].partner = rcv;
+    ops[size_t(rcv)].partner = snd;
+    ops[size_t(rcv)].route = ops[size_t(snd)].route;
   }
   // Compute waits for its weights wherever they were issued; pair transfers.
   for (size_t id = 0; id < wls.size(); ++id)
