@@ -1111,55 +1111,75 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
   return 0;
 }
 
-// Predicted end of the program for the given weight paths: per core, the
-// workloads run one after another, each waiting for its weights; DRAM
-// serves the loads in the order they are issued (a load issued in workload
-// j starts once workload j-1 has finished) at one channel's bandwidth.
+// Predicted end of the program for the given weight paths. Workloads run
+// one after another on their core, each waiting for its weights and inputs;
+// each core's DRAM transfers are served in the order asm issues them (a
+// transfer issued in workload j starts once workload j-1 has finished) at
+// one channel's bandwidth. An output read back by another core is stored
+// behind the transfers its core issued before it (the loads issued ahead in
+// its own workload), and the load reading it waits for that store: a burst
+// of weights issued ahead of a store delays every core that needs it.
+// Workload ids are topological, so one pass in id order sees every
+// producer before its consumers.
 int64_t Generator::estimate(const std::vector<char>& direct) {
   if (assign(direct, false) < 0) return std::numeric_limits<int64_t>::max();
   const double bw = timing::dram_channel_bytes_per_cycle(a_);
-  int64_t worst = 0;
-  for (const auto& [core, ids] : per_core_) {
-    std::vector<std::vector<int>> issued(ids.size());
-    for (size_t wi = 0; wi < weights_.size(); ++wi)
-      if (weights_[wi].core == core) issued[size_t(weights_[wi].issue)].push_back(int(wi));
-    std::vector<double> ready(weights_.size(), 0.0);
+  struct CoreState {
     double t = 0, dram_free = 0, lw_tail = 0;
-    for (size_t k = 0; k < ids.size(); ++k) {
-      const Wl& w = wls_[size_t(ids[k])];
-      auto load = [&](int64_t bytes) {
-        double start = std::max(t, dram_free);
-        dram_free = start + double(bytes) / bw;
-        return dram_free;
-      };
-      // The workload's own loads go first, then the loads it issues ahead.
-      double inputs_ready = t;
-      for (const auto& u : w.inputs)
-        for (const auto& pc : u.pieces)
-          if (pc.kind == Piece::GraphInput || pc.kind == Piece::Dram)
-            inputs_ready = std::max(inputs_ready, load(pc.bytes));
-      for (int wi : issued[k])
-        if (weights_[size_t(wi)].first == int(k)) ready[size_t(wi)] = load(weights_[size_t(wi)].bytes);
-      for (int wi : issued[k])
-        if (weights_[size_t(wi)].first != int(k)) ready[size_t(wi)] = load(weights_[size_t(wi)].bytes);
-      t = inputs_ready;
-      // A streamed workload's tile loads queue behind the DRAM -> WL0 loads
-      // issued before it.
-      const double lw_before = lw_tail;
-      for (int wi : issued[k])
-        if (weights_[size_t(wi)].direct) lw_tail = std::max(lw_tail, ready[size_t(wi)]);
-      double dur = double(w.vp_time);
-      if (w.weight >= 0) {
-        const WeightLoad& wt = weights_[size_t(w.weight)];
-        t = std::max(t, ready[size_t(w.weight)]);
-        if (!wt.direct) t = std::max(t, lw_before);
-        dur = double(wt.direct ? wt.direct_time : wt.stream_time) / double(wt.workloads.size());
-      }
-      t += dur;
-    }
-    worst = std::max(worst, int64_t(t));
+  };
+  std::map<int, CoreState> cores;
+  std::vector<std::vector<int>> issued(wls_.size());  // workload id -> weights issued in it
+  for (size_t wi = 0; wi < weights_.size(); ++wi) {
+    const auto& ids = per_core_.at(weights_[wi].core);
+    issued[size_t(ids[size_t(weights_[wi].issue)])].push_back(int(wi));
   }
-  return worst;
+  std::vector<double> ready(weights_.size(), 0.0);
+  std::vector<double> done(wls_.size(), 0.0);    // compute end
+  std::vector<double> stored(wls_.size(), 0.0);  // end of the output's store, when stored
+  double worst = 0;
+  for (const Wl& w : wls_) {
+    CoreState& c = cores[w.core];
+    auto load = [&](int64_t bytes, double not_before) {
+      double start = std::max({c.t, c.dram_free, not_before});
+      c.dram_free = start + double(bytes) / bw;
+      return c.dram_free;
+    };
+    // The workload's own loads go first, then the loads it issues ahead.
+    double inputs_ready = c.t;
+    for (const auto& u : w.inputs)
+      for (const auto& pc : u.pieces) {
+        if (pc.kind == Piece::GraphInput) inputs_ready = std::max(inputs_ready, load(pc.bytes, 0));
+        if (pc.kind == Piece::Dram) inputs_ready = std::max(inputs_ready, load(pc.bytes, stored[size_t(pc.producer_wl)]));
+        if (pc.kind == Piece::Remote) inputs_ready = std::max(inputs_ready, done[size_t(pc.producer_wl)]);
+      }
+    for (int wi : issued[size_t(w.id)])
+      if (weights_[size_t(wi)].first == w.pos) ready[size_t(wi)] = load(weights_[size_t(wi)].bytes, 0);
+    for (int wi : issued[size_t(w.id)])
+      if (weights_[size_t(wi)].first != w.pos) ready[size_t(wi)] = load(weights_[size_t(wi)].bytes, 0);
+    c.t = inputs_ready;
+    // A streamed workload's tile loads queue behind the DRAM -> WL0 loads
+    // issued before it.
+    const double lw_before = c.lw_tail;
+    for (int wi : issued[size_t(w.id)])
+      if (weights_[size_t(wi)].direct) c.lw_tail = std::max(c.lw_tail, ready[size_t(wi)]);
+    double dur = double(w.vp_time);
+    if (w.weight >= 0) {
+      const WeightLoad& wt = weights_[size_t(w.weight)];
+      c.t = std::max(c.t, ready[size_t(w.weight)]);
+      if (!wt.direct) c.t = std::max(c.t, lw_before);
+      dur = double(wt.direct ? wt.direct_time : wt.stream_time) / double(wt.workloads.size());
+    }
+    c.t += dur;
+    done[size_t(w.id)] = c.t;
+    if (w.to_dram) {
+      Dims e = w.out.extent();
+      int64_t bytes = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], layers_[size_t(w.layer)].out_bytes);
+      stored[size_t(w.id)] = load(bytes, c.t);
+      worst = std::max(worst, stored[size_t(w.id)]);
+    }
+    worst = std::max(worst, c.t);
+  }
+  return int64_t(worst);
 }
 
 // ------------------------------------------------------------------ tiles
