@@ -173,11 +173,24 @@ struct Shared {
     int64_t reader;  // the workload on that core that first reads it
   };
   std::map<int64_t, std::vector<SyncTarget>> sync_out;  // store id -> who loads it back on other cores
-  std::map<int64_t, std::vector<int64_t>> sync_in;      // load id -> cores of the stores it reads
-  // Per core, an L2 byte no tensor of the schedule ever holds: completion
-  // messages are sent from it, so that they hold up no later write of the
-  // stored tensor's bytes (-1: none, they are sent from the stored tensor).
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> sync_in;  // (core, load id) -> cores of the stores it reads (late receives)
+  // Per core, two pixels of L2 no tensor of the schedule ever holds:
+  // completion messages are sent from the first, so that they hold up no
+  // later write of the stored tensor's bytes, and received into the second
+  // (-1: none; then they are sent from the stored tensor and received into
+  // the buffer the load fills).
   std::map<int64_t, int64_t> idle_byte;
+  // Early receives: on a core with an idle pixel, a completion message is
+  // received in the core's first workload of the reading layer after the
+  // storing workload (not necessarily in the reader: a layer cut into row
+  // stripes or batch groups takes all its messages in its first one), so
+  // the storing core does not hold its later sends up until each stripe is
+  // due. The receive "writes" the stored DRAM range, which orders the loads
+  // after it.
+  struct EarlyReceive {
+    int64_t writer, tag, dram_lo, dram_hi;
+  };
+  std::map<std::pair<int64_t, int64_t>, std::vector<EarlyReceive>> early_receive;  // (core, workload id) -> receives
 };
 
 const fir::Layer& layer_of(const Shared& sh, const std::string& name, const std::string& pointer) {
@@ -252,7 +265,9 @@ class CoreAssembler {
   void sta(size_t k, const BufferTensor& b, int64_t store_tid);
   void sync_send(const isa::Mapping& m, int64_t l2_address, const Range& stored, int64_t reader, int64_t tag);
   void emit_syncs(int64_t before);
+  void flush_sends(int64_t before);
   void sync_receive(const isa::Mapping& m, const BufferTensor& b, int64_t address, int64_t writer, int64_t tag);
+  void early_receive(const isa::Mapping& m, int64_t landing, const Shared::EarlyReceive& x);
   void dt(size_t k, const BufferTensor& src, const BufferTensor& dst, const std::vector<int32_t>& consumers);
   void so(size_t k, const BufferTensor& src, const Coord& lower, const Coord& upper, const sir::Destination& d,
           int64_t tid);
@@ -295,6 +310,15 @@ class CoreAssembler {
     isa::Mapping mapping;
   };
   std::vector<ReadySync> ready_syncs_;  // stores made whose completion is not yet sent
+  struct PendingSend {
+    int64_t reader;  // the receiving workload's id
+    size_t k;        // the sending workload
+    const BufferTensor* src;
+    Coord lo, hi;
+    const sir::Destination* d;
+    int64_t tid;
+  };
+  std::vector<PendingSend> pending_sends_;  // outputs computed whose sends are not yet due
 };
 
 // ------------------------------------------------------------------ lookups
@@ -809,7 +833,7 @@ void CoreAssembler::lda(size_t k, const BufferTensor& b, size_t source, isa::Map
   }
   // The first load of data other cores stored waits until they say it is there.
   if (loaded_.insert(tid).second)
-    if (auto si = sh_.sync_in.find(tid); si != sh_.sync_in.end())
+    if (auto si = sh_.sync_in.find({core_.id, tid}); si != sh_.sync_in.end())
       for (int64_t writer : si->second)
         if (writer != core_.id) sync_receive(m, b, dst, writer, tid);
   Instruction c(Opcode::lda_cfg);
@@ -886,6 +910,22 @@ void CoreAssembler::sta(size_t k, const BufferTensor& b, int64_t store_tid) {
     }
 }
 
+// Sends the pending outputs whose readers come before workload `before` in
+// the global order, in that order, each after the completion messages for
+// earlier readers.
+void CoreAssembler::flush_sends(int64_t before) {
+  std::stable_sort(pending_sends_.begin(), pending_sends_.end(),
+                   [](const PendingSend& a, const PendingSend& b) { return a.reader < b.reader; });
+  size_t n = 0;
+  while (n < pending_sends_.size() && pending_sends_[n].reader < before) ++n;
+  for (size_t i = 0; i < n; ++i) {
+    const PendingSend& x = pending_sends_[i];
+    emit_syncs(x.reader);
+    so(x.k, *x.src, x.lo, x.hi, *x.d, x.tid);
+  }
+  pending_sends_.erase(pending_sends_.begin(), pending_sends_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
 // Sends the completion messages of stores already made whose readers come
 // before workload `before` in the global (topological) workload order. Sends
 // and receives thus follow one order on every core, which keeps the
@@ -942,6 +982,26 @@ void CoreAssembler::sync_receive(const isa::Mapping& m, const BufferTensor& b, i
   Meta meta;
   meta.kind = Kind::Receive;
   meta.writes = {{Space::L2, address, address + 1}};
+  emit(std::move(in), std::move(meta));
+}
+
+// An early receive (Shared::early_receive) lands in the idle pixel and
+// stands for the stored range: the loads reading it wait for it.
+void CoreAssembler::early_receive(const isa::Mapping& m, int64_t landing, const Shared::EarlyReceive& x) {
+  Instruction c(Opcode::si_cfg);
+  c.mapping = m;
+  c.set_enum(Param::DF, isa::DataFmt::INT8);
+  c.set_list(Param::DTile, {1, 1, 1});
+  emit_cfg(c);
+  Instruction in(Opcode::si_mov);
+  in.mapping = m;
+  in.set(Param::SCORE, x.writer);
+  in.set(Param::TAG, x.tag);
+  in.set(Param::DTaddr, landing);
+  in.set_list(Param::Tile, {1, 1, 1, 1});
+  Meta meta;
+  meta.kind = Kind::Receive;
+  meta.writes = {{Space::L2, landing, landing + 1}, {Space::DramActivations, x.dram_lo, x.dram_hi}};
   emit(std::move(in), std::move(meta));
 }
 
@@ -1178,7 +1238,7 @@ void CoreAssembler::emit_own(size_t k, const std::vector<Load>& own) {
   for (const auto& l : own) {
     if (l.type != Load::Act) continue;
     int64_t tid = (*l.buffer->source)[l.source].transfer_id;
-    auto si = sh_.sync_in.find(tid);
+    auto si = sh_.sync_in.find({core_.id, tid});
     if (si == sh_.sync_in.end() || !loaded_.insert(tid).second) continue;
     for (int64_t writer : si->second)
       if (writer != core_.id) waits.push_back({writer, tid, &l});
@@ -1189,6 +1249,14 @@ void CoreAssembler::emit_own(size_t k, const std::vector<Load>& own) {
     auto m = mapping(k, -1);
     const BufferTensor& b = *x.load->buffer;
     sync_receive(m, b, act_destination(b, x.load->source), x.writer, x.tag);
+  }
+  if (auto e = sh_.early_receive.find({core_.id, W()[k].workload_id}); e != sh_.early_receive.end()) {
+    std::vector<Shared::EarlyReceive> list = e->second;
+    std::stable_sort(list.begin(), list.end(), [](const auto& a, const auto& b) {
+      return std::tie(a.writer, a.tag) < std::tie(b.writer, b.tag);
+    });
+    const int64_t landing = sh_.idle_byte.at(core_.id) + sh_.a.core.l2_channel_align_bytes;
+    for (const auto& x : list) early_receive(mapping(k, -1), landing, x);
   }
   for (const auto& l : own)
     if (l.type != Load::Receive) emit_load(k, l);
@@ -1319,21 +1387,38 @@ void CoreAssembler::stores(size_t k) {
   std::vector<int32_t> local;
   // Piece i of the output goes to its destinations: other cores get exactly
   // its region (ofmap coordinates are relative to the workload's corner).
+  // Sends go in the global order of the workloads reading them, each after
+  // the completion messages for earlier readers (emit_syncs), so that every
+  // core meets its rendezvous in one order.
+  struct Send {
+    int64_t reader;
+    const sir::Ofmap* piece;
+    const sir::Destination* d;
+  };
+  std::vector<Send> sends;  // queued in pending_sends_, sent by flush_sends
   for (size_t i = 0; i < w.ofmap.size(); ++i)
     for (const auto& d : w.ofmap[i].destination) {
       if (d.type == sir::Endpoint::Dram) {
         to_dram = to_dram || i == 0;
       } else if (d.core_id != core_.id) {
-        const auto& x = w.ofmap[i];
-        Coord lo{w.lower[0] + x.lower[0], w.lower[1] + x.lower[1], w.lower[2] + x.lower[2], w.lower[3] + x.lower[3]};
-        Coord hi{w.lower[0] + x.upper[0], w.lower[1] + x.upper[1], w.lower[2] + x.upper[2], w.lower[3] + x.upper[3]};
-        so(k, src, lo, hi, d, x.transfer_id);
+        sends.push_back({d.workload_id.value_or(std::numeric_limits<int64_t>::max()), &w.ofmap[i], &d});
       } else if (d.workload_id && i == 0) {
         const Workload* cw = sh_.s.find_workload(*d.workload_id);
         if (!cw) fail(sh_.o, wptr(k) + "/ofmap/0/destination", "unknown workload " + std::to_string(*d.workload_id));
         local.push_back(static_cast<int32_t>(layer_of(sh_, cw->layer_name, wptr(k)).layer_index));
       }
     }
+  for (const Send& x : sends) {
+    const auto& p = *x.piece;
+    Coord lo{w.lower[0] + p.lower[0], w.lower[1] + p.lower[1], w.lower[2] + p.lower[2], w.lower[3] + p.lower[3]};
+    Coord hi{w.lower[0] + p.upper[0], w.lower[1] + p.upper[1], w.lower[2] + p.upper[2], w.lower[3] + p.upper[3]};
+    pending_sends_.push_back({x.reader, k, &src, lo, hi, x.d, p.transfer_id});
+  }
+  // Later workloads of this core send only to readers after them, so what
+  // reads before the next one is due now; a send to a later reader (the
+  // halo of a row stripe) waits until this core has sent everything that
+  // comes before it.
+  flush_sends(k + 1 < W().size() ? W()[k + 1].workload_id : std::numeric_limits<int64_t>::max());
   if (!to_dram) return;
   int64_t store_tid = -1;
   for (const auto& x : sh_.s.dram.in)
@@ -1423,6 +1508,7 @@ std::vector<Built> CoreAssembler::run() {
     workload(k);
   }
   flush_stores();
+  flush_sends(std::numeric_limits<int64_t>::max());
   emit_syncs(std::numeric_limits<int64_t>::max());
   Instruction ed(Opcode::ct_ed);
   ed.mapping = mapping(W().size() - 1, -1);
@@ -1458,8 +1544,16 @@ void plan_dram_sync(Shared& sh) {
       for (const auto& b : w.buffer) top = std::max(top, b.address + b.size);
     // A one-pixel block: one padded pixel of L2.
     const int64_t pixel = sh.a.core.l2_channel_align_bytes;
-    sh.idle_byte[core.id] = top <= sh.a.core.l2_bytes - pixel ? sh.a.core.l2_bytes - pixel : -1;
+    sh.idle_byte[core.id] = top <= sh.a.core.l2_bytes - 2 * pixel ? sh.a.core.l2_bytes - 2 * pixel : -1;
   }
+  // (core, layer) -> its workload ids of that layer, in program order
+  std::map<std::pair<int64_t, std::string>, std::vector<int64_t>> ids_of;
+  std::map<int64_t, const std::string*> layer_of_wl;
+  for (const auto& core : sh.s.cores)
+    for (const auto& w : core.workloads) {
+      ids_of[{core.id, w.layer_name}].push_back(w.workload_id);
+      layer_of_wl[w.workload_id] = &w.layer_name;
+    }
   std::map<int64_t, std::set<int64_t>> loaders;  // DRAM load id -> cores loading it
   std::map<std::pair<int64_t, int64_t>, int64_t> reader;  // (core, load id) -> first workload reading it
   for (const auto& core : sh.s.cores)
@@ -1476,15 +1570,26 @@ void plan_dram_sync(Shared& sh) {
     for (int64_t r : *x.related_ofmap) {
       auto it = loaders.find(r);
       if (it == loaders.end()) continue;
-      bool other = false;
       for (int64_t c : it->second)
         if (c != x.core_id) {
           auto rd = reader.find({c, r});
           int64_t key = rd != reader.end() ? rd->second : x.workload_id;
+          if (rd != reader.end() && sh.idle_byte[c] >= 0) {
+            for (int64_t id : ids_of[{c, *layer_of_wl.at(key)}])
+              if (id > x.workload_id) {
+                key = std::min(key, id);
+                break;
+              }
+            auto st = sh.store_dram.find(x.transfer_id);
+            if (st == sh.store_dram.end()) continue;
+            const auto& d = st->second.dims;
+            int64_t hi = st->second.address + d[0] * d[1] * d[2] * d[3] * st->second.bytes;
+            sh.early_receive[{c, key}].push_back({x.core_id, r, st->second.address, hi});
+          } else {
+            sh.sync_in[{c, r}].push_back(x.core_id);
+          }
           sh.sync_out[x.transfer_id].push_back({c, r, key});
-          other = true;
         }
-      if (other) sh.sync_in[r].push_back(x.core_id);
     }
   }
 }

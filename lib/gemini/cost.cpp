@@ -130,7 +130,7 @@ struct CostModel::Impl {
   const Network& net;
   const arch::Architecture& a;
   mutable irgen::Tiler tiler;
-  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool>, int64_t> cycles_memo;
+  mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool>, int64_t> cycles_memo;  // by output extent
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>, timing::Energy> energy_memo;
   std::vector<double> capacity;  // per resource, bytes per cycle
   int nch = 0, npools = 0, C = 0;
@@ -281,12 +281,15 @@ struct CostModel::Impl {
   }
 
   int64_t part_cycles(int li, const mapping::Partition& p, int64_t G, bool direct) const {
+    return box_cycles(li, mapping::part_box(p, group_dims(net.layers[size_t(li)], G), 0), direct);
+  }
+
+  // Cycles of one workload computing `box` of layer li (memoised by its extent).
+  int64_t box_cycles(int li, const mapping::Box& box, bool direct) const {
     const Layer& L = net.layers[size_t(li)];
-    auto key = std::make_tuple(li, p.b * G, p.k, p.h, p.w, direct);
-    if (auto it = cycles_memo.find(key); it != cycles_memo.end()) return it->second;
-    Dims gd = group_dims(L, G);
-    mapping::Box box = mapping::part_box(p, gd, 0);
     Dims e = extent(box);
+    auto key = std::make_tuple(li, e[0], e[1], e[2], e[3], direct);
+    if (auto it = cycles_memo.find(key); it != cycles_memo.end()) return it->second;
     int64_t cycles = 0;
     if (L.pe()) {
       int64_t c = L.inputs.empty() ? 1 : extent(input_region(net, L, 0, box))[1];
@@ -367,6 +370,32 @@ struct CostModel::Impl {
     return e;
   }
 
+  // The row stripes of a segment's layers, as irgen cuts them.
+  std::vector<std::vector<int64_t>> row_stripes(const SegmentPlan& sp) const {
+    const size_t n = sp.layers.size();
+    std::vector<int64_t> rows(n);
+    std::vector<std::vector<size_t>> consumers(n);
+    for (size_t c = 0; c < n; ++c) {
+      const Layer& L = net.layers[size_t(sp.layers[c].layer)];
+      rows[c] = L.out[2];
+      for (const auto& in : L.inputs)
+        for (size_t p = 0; p < c; ++p)
+          if (in.producer == sp.layers[p].layer && (consumers[p].empty() || consumers[p].back() != c))
+            consumers[p].push_back(c);
+    }
+    auto rows_read = [&](size_t c, size_t p, int64_t m) -> int64_t {
+      if (m == 0) return 0;
+      const Layer& L = net.layers[size_t(sp.layers[c].layer)];
+      mapping::Box out;
+      out.upper = {L.out[0] - 1, L.out[1] - 1, m - 1, L.out[3] - 1};
+      int64_t end = 0;
+      for (size_t i = 0; i < L.inputs.size(); ++i)
+        if (L.inputs[i].producer == sp.layers[p].layer) end = std::max(end, input_region(net, L, i, out).upper[2] + 1);
+      return end;
+    };
+    return mapping::row_stripes(rows, consumers, sp.row_groups, rows_read);
+  }
+
   PlanCost evaluate(const Plan& plan, bool detail) const;
 };
 
@@ -413,17 +442,27 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   std::vector<std::vector<int>> per_core(static_cast<size_t>(C));
   for (size_t s = 0; s < plan.segments.size(); ++s) {
     const SegmentPlan& sp = plan.segments[s];
-    const int64_t G = std::max<int64_t>(1, sp.batch_groups);
-    for (int64_t g = 0; g < G; ++g)
+    const int64_t G = std::max<int64_t>(1, sp.batch_groups), R = std::max<int64_t>(1, sp.row_groups);
+    const std::vector<std::vector<int64_t>> ends = R > 1 ? row_stripes(sp) : std::vector<std::vector<int64_t>>{};
+    for (int64_t g = 0; g < G * R; ++g)
       for (size_t p = 0; p < sp.layers.size(); ++p) {
         const LayerPlan& lp = sp.layers[p];
         const Layer& L = net.layers[size_t(lp.layer)];
         Dims gd = group_dims(L, G);
+        const int64_t bg = g / R, r = g % R;
+        int64_t row0 = 0;
+        if (R > 1) {
+          row0 = r > 0 ? ends[p][size_t(r - 1)] : 0;
+          gd[2] = ends[p][size_t(r)] - row0;
+          if (gd[2] == 0) continue;  // an empty stripe
+        }
         for (size_t i = 0; i < lp.cores.size(); ++i) {
           Wl w;
           w.core = lp.cores[i];
           w.seg = int(s), w.group = int(g), w.pos = int(p), w.part = int(i), w.layer = lp.layer;
-          w.box = shifted(mapping::part_box(lp.part, gd, int64_t(i)), g * gd[0]);
+          w.box = shifted(mapping::part_box(lp.part, gd, int64_t(i)), bg * gd[0]);
+          w.box.lower[2] += row0;
+          w.box.upper[2] += row0;
           w.out_bytes = act_bytes(w.box, L.out_bytes);
           w.in_channel = int(lp.dram.ifmap), w.out_channel = int(lp.dram.ofmap);
           w.q = int(per_core[size_t(w.core)].size());
@@ -607,7 +646,8 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   for (Wl& w : wls) {
     const SegmentPlan& sp = plan.segments[size_t(w.seg)];
     bool direct = w.weight < 0 || wts[size_t(w.weight)].direct;
-    w.cycles = part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
+    w.cycles = sp.row_groups > 1 ? box_cycles(w.layer, w.box, direct)
+                                 : part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
   }
   for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
   simulate(plan, per_core, pc, lcost_scratch, detail);

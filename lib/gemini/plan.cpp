@@ -72,6 +72,7 @@ mapping::Mapping to_mapping(const Plan& plan, const Network& net, const arch::Ar
   for (const auto& sp : plan.segments) {
     mapping::Segment seg;
     seg.batch_groups = sp.batch_groups;
+    seg.row_groups = sp.row_groups;
     for (const auto& lp : sp.layers) {
       mapping::LayerMapping lm;
       lm.layer = net.layers[size_t(lp.layer)].name;
@@ -92,6 +93,7 @@ Plan from_mapping(const mapping::Mapping& m, const Network& net) {
   for (const auto& seg : m.segments) {
     SegmentPlan sp;
     sp.batch_groups = seg.batch_groups;
+    sp.row_groups = seg.row_groups;
     for (const auto& lm : seg.layers) {
       auto it = index.find(lm.layer);
       if (it == index.end()) throw_input_error("mapping: layer \"" + lm.layer + "\" is not an accelerator layer");

@@ -27,6 +27,7 @@ struct LayerPlan {
 struct SegmentPlan {
   int64_t batch_groups = 1;
   std::vector<LayerPlan> layers;  // consecutive layers of the network, in order
+  int64_t row_groups = 1;         // row stripes per batch group (mapping::row_stripes); partitions keep h = 1
   int first() const { return layers.front().layer; }
   int last() const { return layers.back().layer; }
   bool operator==(const SegmentPlan&) const = default;

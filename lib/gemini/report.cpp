@@ -71,6 +71,7 @@ std::string format_report(const CostModel& model, const Plan& plan, const PlanCo
     const SegmentPlan& sp = plan.segments[s];
     const SegmentCost* sc = s < cost.segments.size() ? &cost.segments[s] : nullptr;
     o << "\nsegment " << s << ": layers " << sp.layers.size() << ", batch groups " << sp.batch_groups;
+    if (sp.row_groups > 1) o << ", row stripes " << sp.row_groups;
     if (sc) o << ", cycles " << sc->start << " .. " << sc->end << ", energy " << uj(sc->energy.total()) << " uJ";
     o << "\n";
     o << "  layer                            cores         partition   part-cycles        start          end   "

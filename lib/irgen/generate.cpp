@@ -270,6 +270,7 @@ class Generator {
   // (consumer core, segment, producer layer, window) -> the L2 tensor holding the window and its pieces
   using Assembled = std::map<std::tuple<int, int, int, Coord, Coord>, std::pair<int, std::vector<Piece>>>;
   void connect_input(Wl& w, size_t i, Assembled& assembled);
+  std::vector<std::vector<int64_t>> row_stripes(const mapping::Segment& seg) const;
   // ---- memory
   int place_activations();  // -1, or the tensor that found no room (place_error_ says more)
   int place_activations(bool largest_first);
@@ -457,9 +458,11 @@ void Generator::build_workloads() {
   int id = 0;
   for (size_t s = 0; s < m_.segments.size(); ++s) {
     const auto& seg = m_.segments[s];
-    int64_t groups = seg.batch_groups;
-    for (int64_t g = 0; g < groups; ++g)
-      for (const auto& lm : seg.layers) {
+    const int64_t groups = seg.batch_groups, stripes = std::max<int64_t>(1, seg.row_groups);
+    const std::vector<std::vector<int64_t>> ends = row_stripes(seg);
+    for (int64_t g = 0; g < groups * stripes; ++g)
+      for (size_t i = 0; i < seg.layers.size(); ++i) {
+        const auto& lm = seg.layers[i];
         int li = layer_index_.at(lm.layer);
         LayerModel& L = layers_[size_t(li)];
         mapping::Dims dims = L.out;
@@ -467,15 +470,21 @@ void Generator::build_workloads() {
           fail_mapping("/segments/" + std::to_string(s) + "/batch_groups",
                        std::to_string(groups) + " batch groups do not divide the batch " + std::to_string(dims[0]));
         dims[0] /= groups;
+        const int64_t bg = g / stripes, r = g % stripes;
+        const int64_t row0 = r > 0 ? ends[i][size_t(r - 1)] : 0;
+        dims[2] = ends[i][size_t(r)] - row0;
+        if (dims[2] == 0) continue;  // an empty stripe
         for (int64_t part = 0; part < lm.partition.product(); ++part) {
           mapping::Box b = mapping::part_box(lm.partition, dims, part);
-          b.lower[0] += g * dims[0];
-          b.upper[0] += g * dims[0];
+          b.lower[0] += bg * dims[0];
+          b.upper[0] += bg * dims[0];
+          b.lower[2] += row0;
+          b.upper[2] += row0;
           const int leader = id;
           // Runs of output channels only when the part is computed once on its
-          // core: with several batch groups every group needs all the weights.
-          auto runs = groups == 1 ? wl0_chunks(L, b.lower[1], b.upper[1])
-                                  : std::vector<std::pair<int64_t, int64_t>>{{b.lower[1], b.upper[1]}};
+          // core: with several groups every group needs all the weights.
+          auto runs = groups * stripes == 1 ? wl0_chunks(L, b.lower[1], b.upper[1])
+                                            : std::vector<std::pair<int64_t, int64_t>>{{b.lower[1], b.upper[1]}};
           for (auto [k_lo, k_hi] : runs) {
             Wl w;
             w.id = id++;
@@ -497,6 +506,34 @@ void Generator::build_workloads() {
         }
       }
   }
+}
+
+// The row stripes of a segment's layers (mapping::row_stripes), from the
+// rows each input of a consumer reads.
+std::vector<std::vector<int64_t>> Generator::row_stripes(const mapping::Segment& seg) const {
+  std::vector<int> lis;
+  std::vector<int64_t> rows;
+  for (const auto& lm : seg.layers) {
+    lis.push_back(layer_index_.at(lm.layer));
+    rows.push_back(layers_[size_t(lis.back())].out[2]);
+  }
+  std::vector<std::vector<size_t>> consumers(lis.size());
+  for (size_t c = 0; c < lis.size(); ++c)
+    for (const auto& in : layers_[size_t(lis[c])].inputs)
+      for (size_t p = 0; p < c; ++p)
+        if (in.producer == lis[p] && (consumers[p].empty() || consumers[p].back() != c)) consumers[p].push_back(c);
+  auto rows_read = [&](size_t c, size_t p, int64_t n) -> int64_t {
+    if (n == 0) return 0;
+    const LayerModel& C = layers_[size_t(lis[c])];
+    Box out;
+    out.lo = {0, 0, 0, 0};
+    out.hi = {C.out[0] - 1, C.out[1] - 1, n - 1, C.out[3] - 1};
+    int64_t end = 0;
+    for (const auto& in : C.inputs)
+      if (in.producer == lis[p]) end = std::max(end, input_use(C, in, out).region.hi[2] + 1);
+    return end;
+  };
+  return mapping::row_stripes(rows, consumers, seg.row_groups, rows_read);
 }
 
 // One input of a workload: its pieces, their transfers and the L2 tensor
@@ -634,10 +671,18 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     pc.transfer = new_transfer(w.layer);
     src.transfer_id = pc.transfer;
     if (p.segment == w.segment && p.core != w.core) {
-      // Core to core: the producer sends exactly this piece.
+      // Core to core: the producer sends exactly this piece. Its output
+      // stays live while its core runs workloads that come before this
+      // reader in the global order: a write there (reusing the bytes) would
+      // wait for the send, which waits for this later reader, and the cores
+      // would no longer meet their rendezvous in one order.
       pc.kind = Piece::Remote;
       p.sends.push_back({pc.transfer, piece, {w.core, std::nullopt, sir::Endpoint::Core, w.id}});
-      tensors_[size_t(p.out_buffer)].transfers.push_back(pc.transfer);
+      L2Tensor& out = tensors_[size_t(p.out_buffer)];
+      out.transfers.push_back(pc.transfer);
+      const auto& ids = per_core_.at(p.core);
+      const int before = int(std::lower_bound(ids.begin(), ids.end(), w.id) - ids.begin()) - 1;
+      out.end = std::max(out.end, before);
       src.core_id = p.core;
       src.layer_name = layers_[size_t(p.layer)].fir->name;
       src.type = sir::Endpoint::Core;

@@ -85,6 +85,28 @@ Box part_box(const Partition& p, const Dims& dims, int64_t part) {
   return b;
 }
 
+std::vector<std::vector<int64_t>> row_stripes(
+    const std::vector<int64_t>& rows, const std::vector<std::vector<size_t>>& consumers, int64_t groups,
+    const std::function<int64_t(size_t, size_t, int64_t)>& rows_read) {
+  const size_t n = rows.size();
+  const size_t G = size_t(std::max<int64_t>(1, groups));
+  std::vector<std::vector<int64_t>> ends(n, std::vector<int64_t>(G, 0));
+  for (size_t l = n; l-- > 0;) {
+    auto& e = ends[l];
+    for (size_t g = 0; g < G; ++g) {
+      if (consumers[l].empty()) {
+        e[g] = (rows[l] * int64_t(g + 1) + int64_t(G) - 1) / int64_t(G);  // rounded up: early stripes get the rows
+        continue;
+      }
+      int64_t end = 0;
+      for (size_t c : consumers[l]) end = std::max(end, rows_read(c, l, ends[c][g]));
+      e[g] = std::clamp(end, g > 0 ? e[g - 1] : int64_t(0), rows[l]);
+    }
+    e[G - 1] = rows[l];
+  }
+  return ends;
+}
+
 Mapping parse_mapping(std::string_view text, const std::string& file, bool validate_schema) {
   Json doc = parse_json_validated(text, file, validate_schema ? "mapping" : "");
   JsonCursor root(doc, file);
@@ -100,9 +122,10 @@ Mapping parse_mapping(std::string_view text, const std::string& file, bool valid
   m.batch = root.at("batch").as_int();
   for (const JsonCursor& s : root.at("segments").elements()) {
     s.expect_object();
-    reject_unknown_keys(s, {"batch_groups", "layers"});
+    reject_unknown_keys(s, {"batch_groups", "row_groups", "layers"});
     Segment seg;
     seg.batch_groups = s.int_or("batch_groups", 1);
+    seg.row_groups = s.int_or("row_groups", 1);
     for (const JsonCursor& l : s.at("layers").elements()) seg.layers.push_back(read_layer(l));
     m.segments.push_back(std::move(seg));
   }
@@ -125,6 +148,7 @@ Json to_json(const Mapping& m) {
   for (const Segment& s : m.segments) {
     Json sj = Json::object();
     sj.set("batch_groups", s.batch_groups);
+    if (s.row_groups != 1) sj.set("row_groups", s.row_groups);  // absent: 1 (files without stripes stay as they were)
     Json layers = Json::array();
     for (const LayerMapping& l : s.layers) {
       Json lj = Json::object();

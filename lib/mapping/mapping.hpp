@@ -11,6 +11,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,10 @@ struct LayerMapping {
 struct Segment {
   int64_t batch_groups = 1;  // the batch is cut into this many groups that pipeline through the segment
   std::vector<LayerMapping> layers;  // in execution (topological) order
+  // Each batch group is further cut into this many stripes of output rows
+  // that pipeline through the segment (see row_stripes): how a segment
+  // overlaps its layers at batch 1. Partitions then leave h at 1.
+  int64_t row_groups = 1;
   bool operator==(const Segment&) const = default;
 };
 
@@ -97,6 +102,25 @@ struct Box {
   bool operator==(const Box&) const = default;
 };
 Box part_box(const Partition& p, const Dims& dims, int64_t part);
+
+// ---- Row stripes -------------------------------------------------------------
+
+// The output rows of each layer of a segment cut into `groups` stripes that
+// pipeline through it: stripe g of every layer is computed before stripe
+// g + 1 of any, so stripe g of a layer must need only stripes <= g of its
+// producers in the segment. The last layers (no consumer in the segment)
+// are cut evenly (stripe g ends at ceil(rows * (g + 1) / groups)); going backwards, stripe g of a producer ends where the
+// rows its consumers' stripes <= g read end (halo included), the last
+// stripe taking the rest. Stripes may be empty (a producer whose consumer
+// reads all its rows at once computes everything in stripe 0).
+//
+// `rows[l]`: output rows of layer l (segment order); `consumers[l]`: the
+// layers of the segment after l that read it; `rows_read(c, l, n)`: how many
+// leading rows of l the first n output rows of c read (0 when n is 0).
+// Returns per layer the exclusive end row of each stripe (the last = rows).
+std::vector<std::vector<int64_t>> row_stripes(
+    const std::vector<int64_t>& rows, const std::vector<std::vector<size_t>>& consumers, int64_t groups,
+    const std::function<int64_t(size_t consumer, size_t producer, int64_t rows)>& rows_read);
 
 // ---- Reading and writing ----------------------------------------------------
 

@@ -48,6 +48,7 @@ std::vector<std::string> check_structure(const Mapping& m, const std::string& fi
     if (!groups_ok)
       out.add(sp + "/batch_groups", "batch_groups must be >= 1 and divide the batch of " + std::to_string(m.batch) +
                                         ", got " + std::to_string(seg.batch_groups));
+    if (seg.row_groups < 1) out.add(sp + "/row_groups", "row_groups must be >= 1, got " + std::to_string(seg.row_groups));
     if (seg.layers.empty()) out.add(sp + "/layers", "a segment needs at least one layer");
     std::map<int64_t, std::string> core_user;  // core -> pointer where the segment first uses it
     for (size_t i = 0; i < seg.layers.size(); ++i) {
@@ -79,6 +80,9 @@ std::vector<std::string> check_structure(const Mapping& m, const std::string& fi
         out.add(lp + "/partition", "factors b*k*h*w = " + factor_text(l.partition) + " = " +
                                        std::to_string(l.partition.product()) + " but the layer has " +
                                        std::to_string(l.cores.size()) + " cores");
+      if (factors_ok && seg.row_groups > 1 && l.partition.h != 1)
+        out.add(lp + "/partition/h", "a segment with row_groups cuts the rows itself: h must be 1, got " +
+                                         std::to_string(l.partition.h));
       if (factors_ok && groups_ok && (m.batch / seg.batch_groups) % l.partition.b != 0)
         out.add(lp + "/partition/b", std::to_string(l.partition.b) + " does not divide the " +
                                          std::to_string(m.batch / seg.batch_groups) + " samples of a batch group");

@@ -459,11 +459,18 @@ class Engine {
   [[noreturn]] void report_deadlock() {
     std::string msg = opt_.file + ": deadlock: " + std::to_string(n_ - ended_) + " of " + std::to_string(n_) +
                       " instructions never ran; waiting:";
-    int shown = 0;
-    for (int c = 0; c < ncores_ && shown < 8; ++c)
-      for (int q = 0; q < kQ && shown < 8; ++q) {
+    // The head of every stuck queue (a rendezvous cycle runs through several
+    // cores), up to a screenful.
+    const int limit = 64;
+    int shown = 0, more = 0;
+    for (int c = 0; c < ncores_; ++c)
+      for (int q = 0; q < kQ; ++q) {
         QueueState& s = qs(c, q);
         if (s.head >= s.order.size()) continue;
+        if (shown == limit) {
+          ++more;
+          continue;
+        }
         size_t i = s.order[s.head];
         const auto& inst = prog_.instructions[i];
         msg += "\n  " + line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + " (core " + std::to_string(c) + ", queue " +
@@ -482,6 +489,7 @@ class Engine {
         }
         ++shown;
       }
+    if (more > 0) msg += "\n  ... and " + std::to_string(more) + " more queues";
     throw_input_error(msg);
   }
 

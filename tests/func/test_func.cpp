@@ -100,14 +100,19 @@ TEST_CASE("the tiny ResNet runs bit for bit like the interpreter, every layer ma
     const char* arch;
     int batch;
     bool pipelined;
-  } cases[] = {{"zebu-1core", 1, false}, {"zebu-1core", 4, false}, {"chip-64tops", 1, true}, {"chip-64tops", 4, true}};
+    int row_groups;
+  } cases[] = {{"zebu-1core", 1, false, 1}, {"zebu-1core", 4, false, 1}, {"chip-64tops", 1, true, 1},
+               {"chip-64tops", 4, true, 1},  {"chip-64tops", 1, true, 4},  {"chip-64tops", 4, true, 3}};
   for (const auto& k : cases) {
     CAPTURE(k.arch);
     CAPTURE(k.batch);
+    CAPTURE(k.row_groups);
     const auto& a = arch_named(k.arch);
     const Compiled& c = func_test::tiny(k.batch);
     auto m = k.pipelined ? func_test::pipeline(c.graph, k.arch, a.core_count(), k.batch > 1 ? 2 : 1)
                          : func_test::single_core(c.graph, k.arch);
+    // Row stripes pipelining through each segment (uneven with 3).
+    for (auto& s : m.segments) s.row_groups = k.row_groups;
     Built b = func_test::build(c, m, a, testing::temp_dir("func_tiny"));
     func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
     auto want = func_test::interpret(c);

@@ -27,6 +27,7 @@ Mapping sample() {
   s0.layers.push_back({"b", {4, 5, 6, 7}, {2, 1, 2, 1}, {3, 3, 3}});
   Segment s1;
   s1.layers.push_back({"c", {0}, {}, {}});
+  s1.row_groups = 3;
   m.segments = {s0, s1};
   return m;
 }
@@ -138,6 +139,9 @@ TEST_CASE("structural errors name the JSON pointer") {
       {[](Mapping& m) { m.segments[1].layers[0].dram.weights = -1; },
        "/segments/1/layers/0/dram/weights: DRAM channels are >= 0, got -1"},
       {[](Mapping& m) { m.segments[1].layers.clear(); }, "/segments/1/layers: a segment needs at least one layer"},
+      {[](Mapping& m) { m.segments[1].row_groups = 0; }, "/segments/1/row_groups: row_groups must be >= 1, got 0"},
+      {[](Mapping& m) { m.segments[0].row_groups = 2; },
+       "/segments/0/layers/1/partition/h: a segment with row_groups cuts the rows itself: h must be 1, got 2"},
       {[](Mapping& m) { m.segments.clear(); }, "m.json: /segments: a mapping needs at least one segment"},
       {[](Mapping& m) { m.batch = 0; }, "m.json: /batch: the batch must be >= 1, got 0"},
   };
@@ -153,6 +157,23 @@ TEST_CASE("structural errors name the JSON pointer") {
     c.edit(m);
     CHECK_THROWS_AS(format_mapping(m), cct::Error);
   }
+}
+
+TEST_CASE("row stripes: even for the last layer, producers end where their readers' rows end") {
+  // a -> b -> c, 3x3 convolutions (stride 1, padding 1) on 8 rows: the
+  // first n rows of a reader read n + 1 rows; d reads all of c at once.
+  auto conv = [](size_t, size_t, int64_t n) { return n == 0 ? 0 : std::min<int64_t>(8, n + 1); };
+  auto ends = row_stripes({8, 8, 8}, {{1}, {2}, {}}, 4, conv);
+  CHECK(ends[2] == std::vector<int64_t>{2, 4, 6, 8});
+  CHECK(ends[1] == std::vector<int64_t>{3, 5, 7, 8});
+  CHECK(ends[0] == std::vector<int64_t>{4, 6, 8, 8});  // the last stripe of a may be empty
+  // A reader that needs every row: its producer does all of it in stripe 0.
+  auto all = [](size_t, size_t, int64_t n) { return n == 0 ? 0 : int64_t(8); };
+  CHECK(row_stripes({8, 1}, {{1}, {}}, 3, all)[0] == std::vector<int64_t>{8, 8, 8});
+  // More stripes than rows: empty stripes, the rows still covered once.
+  auto few = row_stripes({2}, {{}}, 4, conv);
+  CHECK(few[0] == std::vector<int64_t>{1, 1, 2, 2});
+  CHECK(row_stripes({5}, {{}}, 1, conv)[0] == std::vector<int64_t>{5});
 }
 
 TEST_CASE("malformed mapping files") {
@@ -209,7 +230,7 @@ TEST_CASE("checks against the architecture") {
 
 TEST_CASE("schema and docs cover every key") {
   std::string doc = cct::testing::read_file(cct::testing::source_dir() + "/formats/Mapping_Format.md");
-  for (const char* key : {"format", "version", "arch", "fir", "batch", "segments", "batch_groups", "layers", "layer",
+  for (const char* key : {"format", "version", "arch", "fir", "batch", "segments", "batch_groups", "row_groups", "layers", "layer",
                           "cores", "partition", "dram", "ifmap", "weights", "ofmap"}) {
     CHECK_MESSAGE(doc.find(std::string("`") + key + "`") != std::string::npos, "undocumented " << std::string(key));
     CHECK_MESSAGE(std::string(cct::schema_text("mapping")).find(std::string("\"") + key + "\"") != std::string::npos,
