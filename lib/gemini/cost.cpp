@@ -180,6 +180,7 @@ struct CostModel::Impl {
   mutable std::vector<int> active;
   mutable std::vector<double> left;
   mutable std::vector<int> users;
+  mutable std::vector<double> share;  // capacity / users of each resource, kept as flows start and end
 
   void simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
                 std::vector<LayerCost>& lcost, bool detail) const;
@@ -904,13 +905,19 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   // bandwidth divided by the flows using it); one pending event stands for
   // the earliest completion.
   users.assign(capacity.size(), 0);
+  share.assign(capacity.size(), std::numeric_limits<double>::infinity());
+  auto use = [&](int r, int delta) {
+    users[size_t(r)] += delta;
+    share[size_t(r)] = users[size_t(r)] > 0 ? capacity[size_t(r)] / double(users[size_t(r)])
+                                            : std::numeric_limits<double>::infinity();
+  };
   uint32_t epoch = 0;
   auto reallocate = [&]() {
     double first = std::numeric_limits<double>::infinity();
     for (int f : active) {
       Flow& x = flows[size_t(f)];
       double rate = std::numeric_limits<double>::infinity();
-      for (int r : ops[size_t(x.op)].route->resources) rate = std::min(rate, capacity[size_t(r)] / double(users[size_t(r)]));
+      for (int r : ops[size_t(x.op)].route->resources) rate = std::min(rate, share[size_t(r)]);
       x.rate = std::isfinite(rate) ? rate : a.noc.link_bytes_per_cycle;
       first = std::min(first, now + x.remaining / x.rate);
     }
@@ -926,7 +933,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     fl.active = true;
     flows.push_back(fl);
     active.push_back(int(flows.size()) - 1);
-    for (int r : ops[size_t(o)].route->resources) ++users[size_t(r)];
+    for (int r : ops[size_t(o)].route->resources) use(r, +1);
     reallocate();
   };
   std::function<void(int)> finish;
@@ -991,7 +998,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
           if (f.remaining <= 0.5) {
             f.active = false;
             ended.push_back(f.op);
-            for (int r : ops[size_t(f.op)].route->resources) --users[size_t(r)];
+            for (int r : ops[size_t(f.op)].route->resources) use(r, -1);
             active[k] = active.back();
             active.pop_back();
           } else {
