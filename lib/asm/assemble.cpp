@@ -914,8 +914,9 @@ void CoreAssembler::sta(size_t k, const BufferTensor& b, int64_t store_tid) {
 // the global order, in that order, each after the completion messages for
 // earlier readers.
 void CoreAssembler::flush_sends(int64_t before) {
-  std::stable_sort(pending_sends_.begin(), pending_sends_.end(),
-                   [](const PendingSend& a, const PendingSend& b) { return a.reader < b.reader; });
+  std::stable_sort(pending_sends_.begin(), pending_sends_.end(), [](const PendingSend& a, const PendingSend& b) {
+    return std::tie(a.reader, a.tid) < std::tie(b.reader, b.tid);
+  });
   size_t n = 0;
   while (n < pending_sends_.size() && pending_sends_[n].reader < before) ++n;
   for (size_t i = 0; i < n; ++i) {
@@ -1228,8 +1229,14 @@ void CoreAssembler::emit_load(size_t k, const Load& l) {
 // A core sends its pieces for a workload before the completion messages
 // that workload waits for (emit_syncs), so both cores meet them in one order.
 void CoreAssembler::emit_own(size_t k, const std::vector<Load>& own) {
+  // Pieces from other cores in tag order, the order their senders use for
+  // one reader (flush_sends).
+  std::vector<const Load*> receives;
   for (const auto& l : own)
-    if (l.type == Load::Receive) emit_load(k, l);
+    if (l.type == Load::Receive) receives.push_back(&l);
+  auto tag = [](const Load* l) { return (*l->buffer->source)[l->source].transfer_id; };
+  std::stable_sort(receives.begin(), receives.end(), [&](const Load* a, const Load* b) { return tag(a) < tag(b); });
+  for (const Load* l : receives) emit_load(k, *l);
   struct Wait {
     int64_t writer, tag;
     const Load* load;

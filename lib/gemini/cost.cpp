@@ -497,7 +497,8 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
         if (pw.core == w.core) {
           // Stays in this core's L2 until here.
           pw.keep_until = std::max(pw.keep_until, w.q);
-        } else if (pw.seg == w.seg) {
+        } else {
+          // Another core, in this segment or an earlier one: sent core to core.
           bool dup = false;
           for (int k = w.need_begin; k < int(needs.size()); ++k) dup = dup || needs[size_t(k)].producer == pid;
           if (!dup) {
@@ -506,16 +507,14 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
             needs.push_back({pid, b});
             foot += b;
           }
-        } else {
-          int64_t b = act_bytes(x, P.out_bytes);
-          w.dram_bytes += b, ++w.dram_pieces, foot += b;
-          pw.stored = true;
-          // asm makes the load wait for a message from the storing core.
-          syncs.push_back(pid);
         }
       }
     }
     w.need_end = int(needs.size());
+    // Received in producer order: the order each sending core uses for one
+    // reader (asm sorts both by transfer, numbered in producer order).
+    std::sort(needs.begin() + w.need_begin, needs.end(),
+              [](const Need& x, const Need& y) { return x.producer < y.producer; });
     // One message per producer, however many pieces of its output are loaded.
     std::sort(syncs.begin() + w.sync_begin, syncs.end());
     syncs.erase(std::unique(syncs.begin() + w.sync_begin, syncs.end()), syncs.end());
@@ -775,7 +774,13 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       prev_dram = o;
       return o;
     };
-    for (int id : per_core[size_t(c)]) {
+    // Sends wait until everything this core sends to earlier readers has
+    // gone (asm keeps one global order of readers): after each workload,
+    // those whose reader comes before the core's next workload go.
+    std::vector<std::pair<int, int>> pending_sends;  // (consumer, send)
+    const auto& mine = per_core[size_t(c)];
+    for (size_t qi = 0; qi < mine.size(); ++qi) {
+      const int id = mine[qi];
       const Wl& w = wls[size_t(id)];
       std::vector<int> own;
       for (int wi : issued[size_t(id)])
@@ -834,17 +839,28 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       for (int wi : issued[size_t(id)])
         if (wts[size_t(wi)].first != w.q)
           weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel);
-      for (int si = w.send_begin; si < w.send_end; ++si) {
-        int o = op(Op::Send, c, id);
+      for (int si = w.send_begin; si < w.send_end; ++si) pending_sends.emplace_back(sends[size_t(si)].consumer, si);
+      std::stable_sort(pending_sends.begin(), pending_sends.end());
+      const int next = qi + 1 < mine.size() ? mine[qi + 1] : std::numeric_limits<int>::max();
+      size_t due = 0;
+      while (due < pending_sends.size() && pending_sends[due].first < next) ++due;
+      for (size_t i = 0; i < due; ++i) {
+        const int si = pending_sends[i].second;
+        const int producer = sends[size_t(si)].producer;
+        emit_syncs(pending_sends[i].first);
+        int o = op(Op::Send, c, producer);
         ops[size_t(o)].bytes = sends[size_t(si)].bytes;
         ops[size_t(o)].route = &core_route(c, wls[size_t(sends[size_t(si)].consumer)].core);
-        edge(cmp, o);
+        edge(compute_of[size_t(producer)], o);
         edge(prev_so, o);
         prev_so = o;
         send_of[size_t(si)] = o;
+        // Only this workload's own sends read a buffer the next one may reuse.
+        if (producer != id) continue;
         if (prev_so_first < 0) prev_so_first = o;
         prev_so_last = o;
       }
+      pending_sends.erase(pending_sends.begin(), pending_sends.begin() + std::ptrdiff_t(due));
       prev_compute = cmp;
       if (w.stored) pending_store = id;
     }

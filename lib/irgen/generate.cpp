@@ -670,7 +670,7 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     }
     pc.transfer = new_transfer(w.layer);
     src.transfer_id = pc.transfer;
-    if (p.segment == w.segment && p.core != w.core) {
+    if (p.core != w.core && !spilled && (p.segment == w.segment || o_.send_across_segments)) {
       // Core to core: the producer sends exactly this piece. Its output
       // stays live while its core runs workloads that come before this
       // reader in the global order: a write there (reusing the bytes) would
@@ -683,6 +683,7 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
       const auto& ids = per_core_.at(p.core);
       const int before = int(std::lower_bound(ids.begin(), ids.end(), w.id) - ids.begin()) - 1;
       out.end = std::max(out.end, before);
+      out.cross_segment = out.cross_segment || p.segment != w.segment;
       src.core_id = p.core;
       src.layer_name = layers_[size_t(p.layer)].fir->name;
       src.type = sir::Endpoint::Core;

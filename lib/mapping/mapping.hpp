@@ -2,8 +2,9 @@
 // on a chip. gemini writes it, irgen reads it, and a user can write one by
 // hand or from a short script to replace gemini.
 //
-// A mapping is a list of segments run one after another; tensors crossing a
-// segment boundary go through DRAM. Inside a segment every mapped layer has
+// A mapping is a list of segments run one after another; a tensor crossing
+// a segment boundary waits in its producer's L2 and goes core to core (DRAM
+// only when L2 runs out). Inside a segment every mapped layer has
 // its own cores (no core serves two layers of a segment), a partition of its
 // output over them, and a DRAM channel for each of its tensors; batch groups
 // pipeline through the segment.

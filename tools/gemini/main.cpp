@@ -166,13 +166,6 @@ int main(int argc, char** argv) {
           mapping::throw_if_problems(problems);
           plan = gemini::from_mapping(m, net);
           cost = model.evaluate(plan, true);
-          for (const auto& sp : plan.segments)
-            if (sp.row_groups > 1) {
-              // Measured: ResNet-50 b1, layer3 blocks in 7 stripes: 463635 predicted, 681173 in zebusim.
-              std::cerr << "gemini: warning: row stripes are priced optimistically (the model does not follow how asm "
-                           "orders their transfers; see lib/gemini/README.md)\n";
-              break;
-            }
           std::cerr << gemini::format_report(model, plan, cost);
           if (r.count("timeline")) write_output(r["timeline"].as<std::string>(), gemini::format_timeline(model, cost));
           return kExitOk;
