@@ -180,6 +180,7 @@ struct CostModel::Impl {
   mutable std::vector<int> active;
   mutable std::vector<double> left;
   mutable std::vector<int> users;
+  mutable int64_t work = 0;  // flow updates over all evaluations (CostModel::work)
   mutable std::vector<double> share;  // capacity / users of each resource, kept as flows start and end
 
   void simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
@@ -412,6 +413,8 @@ int64_t CostModel::part_weight_bytes(int layer, const mapping::Partition& p) con
   const Layer& L = net_.layers[size_t(layer)];
   return L.pe() ? L.weight_bytes_per_k * (L.out[1] / std::max<int64_t>(1, p.k)) : 0;
 }
+
+int64_t CostModel::work() const { return impl_->work; }
 
 double CostModel::dram_stream_bytes_per_cycle() const {
   double bw = arch_.dram_channel_bytes_per_cycle();
@@ -929,6 +932,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   };
   uint32_t epoch = 0;
   auto reallocate = [&]() {
+    work += int64_t(active.size()) + 1;
     double first = std::numeric_limits<double>::infinity();
     for (int f : active) {
       Flow& x = flows[size_t(f)];

@@ -123,6 +123,10 @@ class CostModel {
   // Bandwidth of one stream from DRAM to a core without contention: the
   // narrowest resource on the way (for first allocations).
   double dram_stream_bytes_per_cycle() const;
+  // The work all evaluations so far took, in flow updates (one per active
+  // transfer each time the shares are recomputed): a measure of search
+  // effort that, unlike time, is the same on every machine.
+  int64_t work() const;
 
  private:
   struct Impl;

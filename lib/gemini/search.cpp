@@ -44,6 +44,14 @@ constexpr int64_t kAnnealBudget = 2000000;
 constexpr double kResegment = 0.15;
 // Workload evaluations the final whole-plan annealing may spend (effort 1).
 constexpr int64_t kPolishBudget = 1000000;
+// Cost-model work (CostModel::work, flow updates) the per-segment annealing
+// and the whole-plan annealing may spend (effort 1). On the 8-core chip the
+// budgets above bind first; on big chips, where every evaluation moves many
+// more transfers at once, these do, so that their searches take about as
+// long (the iteration counts are cut before the annealing starts, so the
+// cooling schedule stays whole and the result deterministic).
+constexpr int64_t kAnnealWork = 250000000;
+constexpr int64_t kPolishWork = 100000000;
 // Segments after it (as the segmentation left them).
 constexpr size_t kAhead = 1;
 // Chips with more cores than this do proportionally fewer moves: each move
@@ -264,6 +272,7 @@ class Searcher {
     }
     stats_.dp_evaluations = stats_.evaluations;
     stats_.dp_seconds = seconds_since(t0_);
+    stats_.dp_work = model_.work();
     std::vector<SegmentPlan> segs;
     for (int j = n; j > 0; j = from[size_t(j)]) {
       if (from[size_t(j)] < 0) throw Error(kExitInternal, "gemini: segmentation found no plan");
@@ -444,13 +453,16 @@ class Searcher {
   // accounts for what carries over (cores finishing at different times, data
   // kept in a core's L2, weights loaded ahead) at a fraction of the cost of
   // the whole plan.
-  void anneal(Plan& plan, size_t s, int64_t iterations, double deadline, double progress_from, double progress_span) {
+  void anneal(Plan& plan, size_t s, int64_t iterations, int64_t work_budget, double deadline, double progress_from,
+              double progress_span) {
     Plan prefix;
     const size_t lo = s > kWindow ? s - kWindow : 0, hi = std::min(plan.segments.size(), s + kAhead + 1);
     prefix.segments.assign(plan.segments.begin() + std::ptrdiff_t(lo), plan.segments.begin() + std::ptrdiff_t(hi));
     const size_t at = s - lo;
     SegmentPlan cur = prefix.segments[at];
+    const int64_t w0 = model_.work();
     double cur_v = plan_value(prefix);
+    iterations = std::min(iterations, work_budget / std::max<int64_t>(1, model_.work() - w0));
     SegmentPlan best = cur;
     double best_v = cur_v;
     if (iterations > 0) {
@@ -526,9 +538,15 @@ class Searcher {
       weight.push_back(int64_t(sp.layers.size()));
     }
     const double per_core = std::clamp(kCoresAtFullEffort / double(C_), 0.1, 1.0);
-    const int64_t iterations = std::min<int64_t>(
+    int64_t iterations = std::min<int64_t>(
         4000, int64_t(double(opt_.effort) * per_core * double(kPolishBudget) / double(std::max<int64_t>(1, workloads))));
     if (iterations <= 0 || plan.segments.empty()) return;
+    {
+      const int64_t w0 = model_.work();
+      plan_value(plan);
+      iterations = std::min(iterations, int64_t(double(opt_.effort) * double(kPolishWork)) /
+                                            std::max<int64_t>(1, model_.work() - w0));
+    }
     int64_t total_weight = 0;
     for (int64_t w : weight) total_weight += w;
     Plan cur = plan, best = plan;
@@ -599,16 +617,20 @@ class Searcher {
           deadline = seconds_since(t0_) + std::max(0.0, left) / double(n - s);
         }
         if (out_of_time()) break;
-        anneal(res.plan, s, iterations, deadline, 0.2 + 0.7 * double(s) / double(n), 0.7 / double(n));
+        const int64_t work = int64_t(double(opt_.effort) * double(kAnnealWork) * double(layers) / double(net_.layers.size()));
+        anneal(res.plan, s, iterations, work, deadline, 0.2 + 0.7 * double(s) / double(n), 0.7 / double(n));
       }
       // The annealing judged each segment next to its neighbours only; start
       // the last phase from whichever whole plan is best: annealed, as
       // segmented, or the sequential baseline (a plan the search space holds).
       double best_v = plan_value(res.plan);
-      std::vector<Plan> others = batch_split_plans(model_);
-      others.push_back(segmented);
-      others.push_back(sequential_plan(model_, opt_.objective));
+      // The batch-split plans last: on a big chip each costs a lot to price,
+      // and they stop when the whole-plan work budget is spent.
+      std::vector<Plan> others = {segmented, sequential_plan(model_, opt_.objective)};
+      for (Plan& p : batch_split_plans(model_)) others.push_back(std::move(p));
+      const int64_t w0 = model_.work();
       for (const Plan& other : others) {
+        if (model_.work() - w0 > int64_t(double(opt_.effort) * double(kPolishWork))) break;
         double v = plan_value(other);
         if (v < best_v) best_v = v, res.plan = other;
       }
@@ -617,6 +639,7 @@ class Searcher {
     res.cost = model_.evaluate(res.plan, true);
     if (opt_.progress) opt_.progress(1.0);
     stats_.seconds = seconds_since(t0_);
+    stats_.work = model_.work();
     res.stats = stats_;
     return res;
   }

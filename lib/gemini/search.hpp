@@ -36,6 +36,8 @@ struct SearchOptions {
 struct SearchStats {
   int64_t evaluations = 0;     // cost model evaluations (DP and annealing)
   int64_t dp_evaluations = 0;  // of which for the segmentation
+  int64_t work = 0;            // cost model work (CostModel::work), DP included
+  int64_t dp_work = 0;
   int64_t accepted = 0;      // annealing moves accepted
   int64_t improved = 0;      // annealing moves that improved the best
   double seconds = 0;

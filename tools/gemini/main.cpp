@@ -184,10 +184,13 @@ int main(int argc, char** argv) {
           gemini::SearchResult res = gemini::search(model, so);
           plan = std::move(res.plan);
           cost = std::move(res.cost);
-          char buf[200];
-          std::snprintf(buf, sizeof buf, "search             %lld evaluations (%lld DP), %lld moves accepted, %.2f s (%.2f s DP)%s\n",
+          char buf[300];
+          std::snprintf(buf, sizeof buf,
+                        "search             %lld evaluations (%lld DP), %lld moves accepted, work %.1fM (%.1fM DP), "
+                        "%.2f s (%.2f s DP)%s\n",
                         (long long)res.stats.evaluations, (long long)res.stats.dp_evaluations, (long long)res.stats.accepted,
-                        res.stats.seconds, res.stats.dp_seconds, res.stats.timed_out ? ", stopped by --time-limit" : "");
+                        double(res.stats.work) / 1e6, double(res.stats.dp_work) / 1e6, res.stats.seconds,
+                        res.stats.dp_seconds, res.stats.timed_out ? ", stopped by --time-limit" : "");
           search_note = buf;
         }
 
