@@ -277,6 +277,7 @@ class CoreAssembler {
 
   // ---- workload structure
   std::vector<Load> new_loads(size_t k) const;
+  bool early_buffer(const BufferTensor& b) const;
   bool is_own(size_t k, const Load& l) const;
   void emit_load(size_t k, const Load& l);
   void emit_own(size_t k, const std::vector<Load>& own);
@@ -325,7 +326,8 @@ class CoreAssembler {
 
 const BufferTensor& CoreAssembler::find_buffer(size_t k, int64_t tid, const std::string& what) const {
   for (const auto& b : W()[k].buffer)
-    if (b.transfer_id && std::find(b.transfer_id->begin(), b.transfer_id->end(), tid) != b.transfer_id->end())
+    if (b.transfer_id && !early_buffer(b) &&
+        std::find(b.transfer_id->begin(), b.transfer_id->end(), tid) != b.transfer_id->end())
       return b;
   fail(sh_.o, wptr(k) + "/buffer", what + ": transfer " + std::to_string(tid) + " is in no buffer of the workload");
 }
@@ -360,7 +362,7 @@ const BufferTensor& CoreAssembler::input_buffer(size_t k, size_t i) const {
   // boxes are relative to the piece, buffers in layer coordinates).
   const BufferTensor* holder = nullptr;
   for (const auto& b : w.buffer) {
-    if (!b.transfer_id) continue;
+    if (!b.transfer_id || early_buffer(b)) continue;
     bool all = true;
     for (int64_t t : ids) all = all && std::find(b.transfer_id->begin(), b.transfer_id->end(), t) != b.transfer_id->end();
     if (!all) continue;
@@ -1093,7 +1095,8 @@ void CoreAssembler::si(size_t k, const BufferTensor& b, size_t source, isa::Mapp
 // is copied from there (pieces only this tensor holds were written into it).
 const BufferTensor* CoreAssembler::copy_source(size_t k, const BufferTensor& b, int64_t tid) const {
   for (const auto& x : W()[k].buffer)
-    if (&x != &b && x.transfer_id && std::find(x.transfer_id->begin(), x.transfer_id->end(), tid) != x.transfer_id->end())
+    if (&x != &b && !early_buffer(x) && x.transfer_id &&
+        std::find(x.transfer_id->begin(), x.transfer_id->end(), tid) != x.transfer_id->end())
       return &x;
   return nullptr;
 }
@@ -1137,6 +1140,15 @@ void CoreAssembler::copy(size_t k, const BufferTensor& b, size_t source) {
 // Loads first needed in workload k: L2 entries marked newly_added (weights,
 // activations from DRAM or from another core) and WL0 entries loaded from
 // DRAM that the previous workload did not hold.
+// A tensor added before its reader that other cores fill (irgen's early
+// receives): the pieces this core copies into it go in the reader.
+bool CoreAssembler::early_buffer(const BufferTensor& b) const {
+  if (b.cur_wl_ifmap.value_or(false) || b.type == sir::TensorType::Weight || !b.source) return false;
+  for (const auto& s : *b.source)
+    if (s.type != sir::Endpoint::Dram && s.core_id != core_.id) return true;
+  return false;
+}
+
 std::vector<Load> CoreAssembler::new_loads(size_t k) const {
   const Workload& w = W()[k];
   std::vector<Load> out;
@@ -1150,10 +1162,29 @@ std::vector<Load> CoreAssembler::new_loads(size_t k) const {
         const sir::Source& s = (*b.source)[i];
         if (s.type == sir::Endpoint::Dram) out.push_back({Load::Act, &b, nullptr, b.tensor_order, true, i});
         else if (s.core_id != core_.id) out.push_back({Load::Receive, &b, nullptr, b.tensor_order, true, i});
-        else if (copy_source(k, b, s.transfer_id)) out.push_back({Load::Copy, &b, nullptr, b.tensor_order, true, i});
+        else if (!early_buffer(b) && copy_source(k, b, s.transfer_id))
+          out.push_back({Load::Copy, &b, nullptr, b.tensor_order, true, i});
       }
     }
   }
+  // A tensor added in the workload before its reader (its other pieces
+  // arrive early) takes the pieces copied on this core in the reader, as its
+  // own loads: the producer may be that earlier workload, whose later tiles
+  // are still writing them there.
+  if (k > 0)
+    for (const auto& pb : W()[k - 1].buffer) {
+      if (!pb.newly_added || !*pb.newly_added || !early_buffer(pb)) continue;
+      for (const auto& b : w.buffer) {
+        if (!b.source || b.address != pb.address || b.transfer_id != pb.transfer_id || !b.cur_wl_ifmap.value_or(false) ||
+            b.newly_added.value_or(false))
+          continue;
+        for (size_t i = 0; i < b.source->size(); ++i) {
+          const sir::Source& s = (*b.source)[i];
+          if (s.type != sir::Endpoint::Dram && s.core_id == core_.id && copy_source(k, b, s.transfer_id))
+            out.push_back({Load::Copy, &b, nullptr, b.tensor_order, true, i});
+        }
+      }
+    }
   // An entry is the same weights at the same place (several entries of one
   // layer: the runs of output channels of a part split to fit the buffer).
   using Key = std::tuple<std::string, std::vector<int64_t>, int64_t, sir::WeightSource>;
@@ -1205,7 +1236,19 @@ void CoreAssembler::emit_load(size_t k, const Load& l) {
         for (const auto& d : ot->destination)
           if (d.workload_id) cons.push_back(*d.workload_id);
       } else {
-        cons.push_back(W()[k].workload_id);
+        // The workload reading the piece: this one, or a later one for a
+        // buffer filled ahead (irgen's early receives).
+        size_t j = k;
+        for (size_t r = k; r < W().size(); ++r) {
+          bool reads = false;
+          for (const auto& f : W()[r].ifmap)
+            reads = reads || std::find(f.transfer_id.begin(), f.transfer_id.end(), tid) != f.transfer_id.end();
+          if (reads) {
+            j = r;
+            break;
+          }
+        }
+        cons.push_back(W()[j].workload_id);
       }
       int g = flyr_;
       for (int64_t c : cons) {

@@ -559,6 +559,10 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   for (const Wl& w : wls) {
     auto& u = l2[size_t(w.core)];
     u[size_t(w.q)] += w.foot;
+    // Received inputs are live from the workload before (irgen gives them
+    // their own bytes there, so the receives overlap its compute).
+    if (w.q > 0)
+      for (int k = w.need_begin; k < w.need_end; ++k) u[size_t(w.q) - 1] += needs[size_t(k)].bytes;
     // Kept for a later local consumer: live in between too.
     for (int q = w.q + 1; q <= w.keep_until; ++q) u[size_t(q)] += w.out_bytes;
   }
@@ -744,6 +748,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
 
   for (int c = 0; c < C; ++c) {
     int prev_compute = -1, prev_dram = -1, prev_si = -1, prev_so_first = -1, prev_so_last = -1, prev_so = -1;
+    int prev2_compute = -1;  // the compute before prev_compute
     int pending_store = -1;  // workload whose store goes in the next block
     // (reader, k) whose store is made; a reader's messages are sorted by producer, so this is reader, producer order.
     std::vector<std::pair<int, int>> ready_syncs;
@@ -796,16 +801,17 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         pending_store = -1;
       }
       emit_syncs(id);
-      // Receives, in order, once the previous workload no longer reads their
-      // buffers; asm queues them before the messages of stores this
-      // workload loads back (a producer sends its data before such a
-      // message, so the other order could wait in a cycle).
+      // Receives, in order, into buffers of their own from the previous
+      // workload on (irgen), so once the one before it no longer reads the
+      // bytes; asm queues them before the messages of stores this workload
+      // loads back (a producer sends its data before such a message, so the
+      // other order could wait in a cycle).
       std::vector<int> recvs;
       for (int k = w.need_begin; k < w.need_end; ++k) {
         int o = op(Op::Recv, c, id);
         ops[size_t(o)].bytes = needs[size_t(k)].bytes;
         edge(prev_si, o);
-        edge(prev_compute, o);
+        edge(prev2_compute, o);
         prev_si = o;
         recv_of[size_t(k)] = o;
         recvs.push_back(o);
@@ -864,6 +870,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         prev_so_last = o;
       }
       pending_sends.erase(pending_sends.begin(), pending_sends.begin() + std::ptrdiff_t(due));
+      prev2_compute = prev_compute;
       prev_compute = cmp;
       if (w.stored) pending_store = id;
     }

@@ -39,19 +39,18 @@ using Clock = std::chrono::steady_clock;
 // Segments before the one being annealed that its objective includes.
 constexpr size_t kWindow = 1;
 // Workload evaluations the per-segment annealing may spend (effort 1).
-constexpr int64_t kAnnealBudget = 2000000;
-// Share of the whole-plan annealing's moves that move a segment boundary.
-constexpr double kResegment = 0.15;
-// Workload evaluations the final whole-plan annealing may spend (effort 1).
-constexpr int64_t kPolishBudget = 1000000;
+constexpr int64_t kAnnealBudget = 1000000;
 // Cost-model work (CostModel::work, flow updates) the per-segment annealing
-// and the whole-plan annealing may spend (effort 1). On the 8-core chip the
-// budgets above bind first; on big chips, where every evaluation moves many
-// more transfers at once, these do, so that their searches take about as
-// long (the iteration counts are cut before the annealing starts, so the
-// cooling schedule stays whole and the result deterministic).
+// may spend (effort 1). On the 8-core chip the budget above binds first; on
+// big chips, where every evaluation moves many more transfers at once, this
+// does, so that the search takes about as long (the iteration counts are cut
+// before the annealing starts, so the cooling schedule stays whole and the
+// result deterministic).
 constexpr int64_t kAnnealWork = 250000000;
-constexpr int64_t kPolishWork = 100000000;
+// Cost-model work the whole-plan candidates (sequential, batch split) and
+// then the segment sweeps of the chosen plan may spend (effort 1).
+constexpr int64_t kCandidatesWork = 100000000;
+constexpr int64_t kSweepWork = 60000000;
 // Segments after it (as the segmentation left them).
 constexpr size_t kAhead = 1;
 // Chips with more cores than this do proportionally fewer moves: each move
@@ -426,6 +425,12 @@ class Searcher {
     if (groups_.size() < 2) return false;
     int64_t G = groups_[size_t(rng_.below(int64_t(groups_.size())))];
     if (G == sp.batch_groups) return false;
+    return set_groups(sp, G);
+  }
+
+  // The segment with G batch groups: each layer keeps the largest feasible
+  // core count it can, and its partition if still valid.
+  bool set_groups(SegmentPlan& sp, int64_t G) {
     for (auto& lp : sp.layers) {
       const auto& cs = counts(lp.layer, G);
       int n = 0;
@@ -495,92 +500,74 @@ class Searcher {
     plan.segments[s] = std::move(best);
   }
 
-  // A short, cool annealing over the whole plan, each move on a segment
-  // picked in proportion to its layers, judged by the cost of the whole
-  // plan. Its length is a budget of workload evaluations, so that it takes
-  // about as long whatever the chip and batch.
-  // Moves a segment boundary: merges two neighbouring segments or splits
-  // one in two, the new segments with their first allocation.
-  bool resegment(Plan& plan) {
+  // Tries, one segment at a time, every other partition of each layer's
+  // cores and every other batch-group count, each judged next to the
+  // neighbouring segments (as the annealing judges them); the changes that
+  // gain most there are then kept one by one if the whole plan gains too.
+  // The whole-plan candidates (sequential, batch split) come with one rule
+  // for every layer; this fits each layer's, such as a classifier whose
+  // weights would otherwise load once per batch split. Stops when the work
+  // budget is spent.
+  double sweep_segments(Plan& plan, double value, int64_t work_budget) {
+    struct Change {
+      double gain;
+      size_t segment;
+      SegmentPlan sp;
+    };
+    std::vector<Change> changes;
+    const int64_t w0 = model_.work();
     const size_t n = plan.segments.size();
-    if (rng_.real() < 0.5) {
-      if (n < 2) return false;
-      size_t s = size_t(rng_.below(int64_t(n) - 1));
-      const SegmentPlan &a = plan.segments[s], &b = plan.segments[s + 1];
-      if (int(a.layers.size() + b.layers.size()) > C_) return false;
-      int64_t G = rng_.real() < 0.5 ? a.batch_groups : b.batch_groups;
-      SegmentPlan merged = initial_segment(a.first(), b.last(), G);
-      plan.segments[s] = std::move(merged);
-      plan.segments.erase(plan.segments.begin() + std::ptrdiff_t(s) + 1);
-      return true;
-    }
-    std::vector<size_t> splittable;
-    for (size_t s = 0; s < n; ++s)
-      if (plan.segments[s].layers.size() > 1) splittable.push_back(s);
-    if (splittable.empty()) return false;
-    size_t s = splittable[size_t(rng_.below(int64_t(splittable.size())))];
-    const SegmentPlan& a = plan.segments[s];
-    int at = a.first() + 1 + int(rng_.below(int64_t(a.layers.size()) - 1));
-    SegmentPlan left = initial_segment(a.first(), at - 1, a.batch_groups);
-    SegmentPlan right = initial_segment(at, a.last(), a.batch_groups);
-    plan.segments[s] = std::move(left);
-    plan.segments.insert(plan.segments.begin() + std::ptrdiff_t(s) + 1, std::move(right));
-    return true;
-  }
-
-  void polish(Plan& plan, double value) {
-    int64_t workloads = 0;
-    std::vector<int64_t> weight;
-    for (const auto& sp : plan.segments) {
-      int64_t w = 0;
-      for (const auto& lp : sp.layers) w += int64_t(lp.cores.size()) * sp.batch_groups;
-      workloads += w;
-      weight.push_back(int64_t(sp.layers.size()));
-    }
-    const double per_core = std::clamp(kCoresAtFullEffort / double(C_), 0.1, 1.0);
-    int64_t iterations = std::min<int64_t>(
-        4000, int64_t(double(opt_.effort) * per_core * double(kPolishBudget) / double(std::max<int64_t>(1, workloads))));
-    if (iterations <= 0 || plan.segments.empty()) return;
-    {
-      const int64_t w0 = model_.work();
-      plan_value(plan);
-      iterations = std::min(iterations, int64_t(double(opt_.effort) * double(kPolishWork)) /
-                                            std::max<int64_t>(1, model_.work() - w0));
-    }
-    int64_t total_weight = 0;
-    for (int64_t w : weight) total_weight += w;
-    Plan cur = plan, best = plan;
-    double cur_v = value, best_v = value;
-    const double t0 = 0.01 * value, t_end = 1e-5 * value;
-    const double alpha = std::pow(t_end / t0, 1.0 / double(iterations));
-    double temp = t0;
-    for (int64_t it = 0; it < iterations; ++it, temp *= alpha) {
-      if ((it & 15) == 0) {
-        if (out_of_time()) break;
-        if (opt_.progress && (it & 63) == 0) opt_.progress(0.9 + 0.1 * double(it) / double(iterations));
-      }
-      Plan cand = cur;
-      if (rng_.real() < kResegment) {
-        if (!resegment(cand)) continue;
-      } else {
-        int64_t r = rng_.below(total_weight);
-        size_t s = 0;
-        while (s + 1 < cand.segments.size() && r >= weight[s]) r -= weight[s++];
-        if (!mutate(cand.segments[s], temp / t0 * 0.2)) continue;
-      }
-      double v = plan_value(cand);
-      if (v < cur_v || rng_.real() < std::exp(-(v - cur_v) / temp)) {
-        cur = std::move(cand);
-        cur_v = v;
-        ++stats_.accepted;
-        if (v < best_v) {
-          best = cur;
-          best_v = v;
-          ++stats_.improved;
+    for (size_t s = 0; s < n; ++s) {
+      const size_t lo = s > kWindow ? s - kWindow : 0, hi = std::min(n, s + kAhead + 1);
+      Plan window;
+      window.segments.assign(plan.segments.begin() + std::ptrdiff_t(lo), plan.segments.begin() + std::ptrdiff_t(hi));
+      SegmentPlan& sp = window.segments[s - lo];
+      const SegmentPlan original = sp;
+      const double base = plan_value(window);
+      Change best{0.002 * base, s, original};
+      auto consider = [&]() {
+        double gain = base - plan_value(window);
+        if (gain > best.gain) best.gain = gain, best.sp = sp;
+        sp = original;
+      };
+      for (size_t pos = 0; pos < original.layers.size(); ++pos) {
+        const LayerPlan& lp = original.layers[pos];
+        for (const auto& p : partitions_of(group_dims(net_.layers[size_t(lp.layer)], original.batch_groups),
+                                           int64_t(lp.cores.size()))) {
+          if (p == lp.part) continue;
+          if (model_.work() - w0 > work_budget / 2 || out_of_time()) goto done;
+          sp.layers[pos].part = p;
+          consider();
         }
       }
+      for (int64_t G : groups_) {
+        if (G == original.batch_groups || !set_groups(sp, G)) {
+          sp = original;
+          continue;
+        }
+        if (model_.work() - w0 > work_budget / 2 || out_of_time()) goto done;
+        consider();
+      }
+      if (best.sp.layers.size()) changes.push_back(std::move(best));
+      if (opt_.progress)
+        opt_.progress(0.9 + 0.1 * std::min(1.0, double(model_.work() - sweep_w0_) / double(std::max<int64_t>(1, sweep_budget_))));
     }
-    plan = std::move(best);
+  done:
+    std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) { return x.gain > y.gain; });
+    for (Change& c : changes) {
+      if (model_.work() - w0 > work_budget || out_of_time()) break;
+      SegmentPlan cur = plan.segments[c.segment];
+      if (cur == c.sp) continue;
+      plan.segments[c.segment] = c.sp;
+      double v = plan_value(plan);
+      if (v < value) {
+        value = v;
+        ++stats_.improved;
+      } else {
+        plan.segments[c.segment] = std::move(cur);
+      }
+    }
+    return value;
   }
 
   SearchResult run() {
@@ -630,11 +617,18 @@ class Searcher {
       for (Plan& p : batch_split_plans(model_)) others.push_back(std::move(p));
       const int64_t w0 = model_.work();
       for (const Plan& other : others) {
-        if (model_.work() - w0 > int64_t(double(opt_.effort) * double(kPolishWork))) break;
+        if (model_.work() - w0 > int64_t(double(opt_.effort) * double(kCandidatesWork))) break;
         double v = plan_value(other);
         if (v < best_v) best_v = v, res.plan = other;
       }
-      polish(res.plan, best_v);
+      // Sweeps until one gains nothing or the budget is spent.
+      sweep_budget_ = int64_t(double(opt_.effort) * double(kSweepWork));
+      sweep_w0_ = model_.work();
+      while (model_.work() - sweep_w0_ < sweep_budget_ && !out_of_time()) {
+        double v = sweep_segments(res.plan, best_v, sweep_budget_ - (model_.work() - sweep_w0_));
+        if (v >= best_v) break;
+        best_v = v;
+      }
     }
     res.cost = model_.evaluate(res.plan, true);
     if (opt_.progress) opt_.progress(1.0);
@@ -663,6 +657,7 @@ class Searcher {
   std::map<std::tuple<int, int64_t, int64_t>, mapping::Partition> best_part_;
   SearchStats stats_;
   Clock::time_point t0_;
+  int64_t sweep_w0_ = 0, sweep_budget_ = 1;  // the sweeps' work so far and budget (progress)
 };
 
 }  // namespace

@@ -143,6 +143,7 @@ struct L2Tensor {
   int64_t footprint = 0;       // bytes reserved in L2 when more than `size` (weight bursts)
   int producer_wl = -1;        // output buffers: the producing workload
   bool cross_segment = false;  // read by a workload of a later segment
+  int reader = -1;             // early receive buffers: the position of the first reader
 };
 
 struct WeightLoad {
@@ -707,6 +708,21 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     tensors_[size_t(buffer)].source.push_back(src);
     tensors_[size_t(buffer)].transfers.push_back(pc.transfer);
     u.pieces.push_back(pc);
+  }
+  // A buffer that other cores fill is live from the workload before its
+  // reader: it gets its own bytes, so the receives run while that workload
+  // computes instead of waiting for it to stop reading a buffer at the same
+  // address (asm issues them there, as prefetches; the pieces copied on this
+  // core stay in the reader). Not with DRAM reloads, which wait for their
+  // stores' messages in the reader.
+  bool early = w.pos > 0 && o_.early_receives, remote = false;
+  for (const auto& pc : u.pieces) {
+    early = early && (pc.kind == Piece::Remote || pc.kind == Piece::Copy);
+    remote = remote || pc.kind == Piece::Remote;
+  }
+  if (early && remote) {
+    tensors_[size_t(buffer)].start = w.pos - 1;
+    tensors_[size_t(buffer)].reader = w.pos;
   }
   assembled.emplace(key, std::make_pair(buffer, u.pieces));
 }
@@ -1337,7 +1353,7 @@ sir::BufferTensor Generator::buffer_entry(const L2Tensor& t, int pos, const Wl& 
   for (const auto& u : w.inputs)
     for (const auto& pc : u.pieces)
       cur = cur || std::find(t.transfers.begin(), t.transfers.end(), pc.transfer) != t.transfers.end();
-  if (cur) b.cur_wl_ifmap = true;
+  if (cur && pos >= t.reader) b.cur_wl_ifmap = true;
   b.layer_name = t.layer_name;
   b.lower = t.box.lo;
   b.upper = t.box.hi;

