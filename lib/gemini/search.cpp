@@ -501,70 +501,96 @@ class Searcher {
   }
 
   // Tries, one segment at a time, every other partition of each layer's
-  // cores and every other batch-group count, each judged next to the
-  // neighbouring segments (as the annealing judges them); the changes that
-  // gain most there are then kept one by one if the whole plan gains too.
-  // The whole-plan candidates (sequential, batch split) come with one rule
-  // for every layer; this fits each layer's, such as a classifier whose
-  // weights would otherwise load once per batch split. Stops when the work
-  // budget is spent.
+  // cores, every other batch-group count, merging it with the next segment
+  // and splitting it in two (first allocations, as the segmentation makes
+  // them), each judged next to the neighbouring segments (as the annealing
+  // judges them); the changes that gain most there are then kept one by one
+  // if the whole plan gains too. The whole-plan candidates (sequential,
+  // batch split) come with one rule for every layer; this fits each
+  // layer's, such as a classifier whose weights would otherwise load once
+  // per batch split. Stops when the work budget is spent.
   double sweep_segments(Plan& plan, double value, int64_t work_budget) {
     struct Change {
       double gain;
-      size_t segment;
-      SegmentPlan sp;
+      int first, last;                  // the layers whose segments it replaces
+      std::vector<SegmentPlan> segments;
     };
     std::vector<Change> changes;
     const int64_t w0 = model_.work();
     const size_t n = plan.segments.size();
-    for (size_t s = 0; s < n; ++s) {
-      const size_t lo = s > kWindow ? s - kWindow : 0, hi = std::min(n, s + kAhead + 1);
+    auto spent = [&]() { return model_.work() - w0 > work_budget / 2 || out_of_time(); };
+    // Segments [s, s + count) replaced by `with`, priced with one neighbour
+    // on each side; gain over the plan as it is.
+    auto gain_of = [&](size_t s, size_t count, const std::vector<SegmentPlan>& with, double* base) {
+      const size_t lo = s > kWindow ? s - kWindow : 0, hi = std::min(n, s + count + kAhead);
       Plan window;
       window.segments.assign(plan.segments.begin() + std::ptrdiff_t(lo), plan.segments.begin() + std::ptrdiff_t(hi));
-      SegmentPlan& sp = window.segments[s - lo];
-      const SegmentPlan original = sp;
-      const double base = plan_value(window);
-      Change best{0.002 * base, s, original};
-      auto consider = [&]() {
-        double gain = base - plan_value(window);
-        if (gain > best.gain) best.gain = gain, best.sp = sp;
-        sp = original;
+      if (*base < 0) *base = plan_value(window);
+      window.segments.erase(window.segments.begin() + std::ptrdiff_t(s - lo),
+                            window.segments.begin() + std::ptrdiff_t(s - lo + count));
+      window.segments.insert(window.segments.begin() + std::ptrdiff_t(s - lo), with.begin(), with.end());
+      return *base - plan_value(window);
+    };
+    for (size_t s = 0; s < n && !spent(); ++s) {
+      const SegmentPlan& original = plan.segments[s];
+      double base = -1;
+      Change best{0, original.first(), original.last(), {}};
+      auto consider = [&](size_t count, std::vector<SegmentPlan> with) {
+        double g = gain_of(s, count, with, &base);
+        if (g > best.gain && g > 0.002 * base) {
+          best.gain = g;
+          best.last = plan.segments[s + count - 1].last();
+          best.segments = std::move(with);
+        }
       };
-      for (size_t pos = 0; pos < original.layers.size(); ++pos) {
+      for (size_t pos = 0; pos < original.layers.size() && !spent(); ++pos) {
         const LayerPlan& lp = original.layers[pos];
         for (const auto& p : partitions_of(group_dims(net_.layers[size_t(lp.layer)], original.batch_groups),
                                            int64_t(lp.cores.size()))) {
-          if (p == lp.part) continue;
-          if (model_.work() - w0 > work_budget / 2 || out_of_time()) goto done;
+          if (p == lp.part || spent()) continue;
+          SegmentPlan sp = original;
           sp.layers[pos].part = p;
-          consider();
+          consider(1, {sp});
         }
       }
       for (int64_t G : groups_) {
-        if (G == original.batch_groups || !set_groups(sp, G)) {
-          sp = original;
-          continue;
-        }
-        if (model_.work() - w0 > work_budget / 2 || out_of_time()) goto done;
-        consider();
+        SegmentPlan sp = original;
+        if (G == original.batch_groups || spent() || !set_groups(sp, G)) continue;
+        consider(1, {sp});
       }
-      if (best.sp.layers.size()) changes.push_back(std::move(best));
+      // Merged with the next segment; split in two.
+      base = -1;
+      if (s + 1 < n && int(original.layers.size() + plan.segments[s + 1].layers.size()) <= C_)
+        for (int64_t G : groups_)
+          if (!spent()) consider(2, {initial_segment(original.first(), plan.segments[s + 1].last(), G)});
+      for (int at = original.first() + 1; at <= original.last() && !spent(); ++at)
+        consider(1, {initial_segment(original.first(), at - 1, original.batch_groups),
+                     initial_segment(at, original.last(), original.batch_groups)});
+      if (!best.segments.empty()) changes.push_back(std::move(best));
       if (opt_.progress)
         opt_.progress(0.9 + 0.1 * std::min(1.0, double(model_.work() - sweep_w0_) / double(std::max<int64_t>(1, sweep_budget_))));
     }
-  done:
     std::stable_sort(changes.begin(), changes.end(), [](const Change& x, const Change& y) { return x.gain > y.gain; });
     for (Change& c : changes) {
       if (model_.work() - w0 > work_budget || out_of_time()) break;
-      SegmentPlan cur = plan.segments[c.segment];
-      if (cur == c.sp) continue;
-      plan.segments[c.segment] = c.sp;
+      // The segments it replaces, unless an earlier change moved their bounds.
+      size_t i = 0;
+      while (i < plan.segments.size() && plan.segments[i].first() != c.first) ++i;
+      size_t j = i;
+      while (j < plan.segments.size() && plan.segments[j].last() < c.last) ++j;
+      if (j >= plan.segments.size() || plan.segments[j].last() != c.last) continue;
+      std::vector<SegmentPlan> cur(plan.segments.begin() + std::ptrdiff_t(i), plan.segments.begin() + std::ptrdiff_t(j + 1));
+      if (cur == c.segments) continue;
+      plan.segments.erase(plan.segments.begin() + std::ptrdiff_t(i), plan.segments.begin() + std::ptrdiff_t(j + 1));
+      plan.segments.insert(plan.segments.begin() + std::ptrdiff_t(i), c.segments.begin(), c.segments.end());
       double v = plan_value(plan);
       if (v < value) {
         value = v;
         ++stats_.improved;
       } else {
-        plan.segments[c.segment] = std::move(cur);
+        plan.segments.erase(plan.segments.begin() + std::ptrdiff_t(i),
+                            plan.segments.begin() + std::ptrdiff_t(i + c.segments.size()));
+        plan.segments.insert(plan.segments.begin() + std::ptrdiff_t(i), cur.begin(), cur.end());
       }
     }
     return value;
