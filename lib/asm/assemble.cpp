@@ -1137,11 +1137,9 @@ void CoreAssembler::copy(size_t k, const BufferTensor& b, size_t source) {
 
 // ------------------------------------------------------------------ workloads
 
-// Loads first needed in workload k: L2 entries marked newly_added (weights,
-// activations from DRAM or from another core) and WL0 entries loaded from
-// DRAM that the previous workload did not hold.
 // A tensor added before its reader that other cores fill (irgen's early
-// receives): the pieces this core copies into it go in the reader.
+// receives): the pieces this core copies into it go in the reader, and until
+// then it holds nothing to read or copy from.
 bool CoreAssembler::early_buffer(const BufferTensor& b) const {
   if (b.cur_wl_ifmap.value_or(false) || b.type == sir::TensorType::Weight || !b.source) return false;
   for (const auto& s : *b.source)
@@ -1149,6 +1147,9 @@ bool CoreAssembler::early_buffer(const BufferTensor& b) const {
   return false;
 }
 
+// Loads first needed in workload k: L2 entries marked newly_added (weights,
+// activations from DRAM or from another core) and WL0 entries loaded from
+// DRAM that the previous workload did not hold.
 std::vector<Load> CoreAssembler::new_loads(size_t k) const {
   const Workload& w = W()[k];
   std::vector<Load> out;
@@ -1173,7 +1174,7 @@ std::vector<Load> CoreAssembler::new_loads(size_t k) const {
   // are still writing them there.
   if (k > 0)
     for (const auto& pb : W()[k - 1].buffer) {
-      if (!pb.newly_added || !*pb.newly_added || !early_buffer(pb)) continue;
+      if (!pb.newly_added.value_or(false) || !early_buffer(pb)) continue;
       for (const auto& b : w.buffer) {
         if (!b.source || b.address != pb.address || b.transfer_id != pb.transfer_id || !b.cur_wl_ifmap.value_or(false) ||
             b.newly_added.value_or(false))

@@ -39,7 +39,7 @@ struct Options {
   bool prefetch = true;                    // load weights ahead of their workload when buffers allow
   bool in_place_add = true;                // element-wise adds may write over an input that dies with them
   bool send_across_segments = true;        // a later segment's read of another core's output is sent core to core (else through DRAM)
-  bool early_receives = true;              // a buffer filled only by other cores' sends is received during the workload before its reader
+  bool early_receives = true;              // a buffer other cores send into (no DRAM reloads) is received during the workload before its reader
   WeightPath weight_path = WeightPath::Auto;
   double stream_tolerance = 0.05;          // Auto: stream from L2 unless that is this much slower
   // A part whose weights do not fit the weight buffer is computed in runs of

@@ -3,9 +3,8 @@
 // works on the scale architectures.
 #include <doctest/doctest.h>
 
-#include <limits>
-
 #include <chrono>
+#include <limits>
 
 #include "gemini/plan.hpp"
 #include "gemini/search.hpp"
