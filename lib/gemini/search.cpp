@@ -708,12 +708,7 @@ Plan sequential_plan(const CostModel& model, Objective objective) {
     lp.layer = int(l);
     lp.part = s.baseline_partition(int(l), n);
     for (int k = 0; k < n; ++k) lp.cores.push_back(s.snake()[size_t(k)]);
-    const int nch = int(model.arch().dram_channels.size());
-    if (nch > 1) {
-      lp.dram.weights = int64_t(l) % nch;
-      lp.dram.ifmap = int64_t(l + 1) % nch;
-      lp.dram.ofmap = int64_t(l + 2) % nch;
-    }
+    s.default_channels(lp);
     SegmentPlan sp;
     sp.layers.push_back(std::move(lp));
     plan.segments.push_back(std::move(sp));
@@ -724,7 +719,6 @@ Plan sequential_plan(const CostModel& model, Objective objective) {
 std::vector<Plan> batch_split_plans(const CostModel& model) {
   const Network& net = model.network();
   const int C = model.arch().core_count();
-  const int nch = int(model.arch().dram_channels.size());
   std::vector<Plan> out;
   if (C < 2 || net.layers.empty()) return out;
   SearchOptions o;
@@ -752,11 +746,7 @@ std::vector<Plan> batch_split_plans(const CostModel& model) {
         }
         const int64_t n = b * lp.part.k * lp.part.h * lp.part.w;
         for (int64_t k = 0; k < n; ++k) lp.cores.push_back(s.snake()[size_t(k)]);
-        if (nch > 1) {
-          lp.dram.weights = int64_t(l) % nch;
-          lp.dram.ifmap = int64_t(l + 1) % nch;
-          lp.dram.ofmap = int64_t(l + 2) % nch;
-        }
+        s.default_channels(lp);
         SegmentPlan sp;
         sp.layers.push_back(std::move(lp));
         plan.segments.push_back(std::move(sp));

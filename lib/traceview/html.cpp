@@ -75,20 +75,6 @@ void append_base64(std::string& out, std::string_view in) {
   }
 }
 
-std::string html_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
-
 int kind_code(ParamKind k) {
   switch (k) {
     case ParamKind::Int: return 0;
@@ -275,7 +261,7 @@ std::string format_html(const trace::Trace& t, const Analysis& a, const HtmlOpti
     out.append(page.substr(pos, next == std::string_view::npos ? std::string_view::npos : next - pos));
     if (next == std::string_view::npos) break;
     if (next == tp) {
-      out += html_escape(o.title);
+      append_markup_escaped(out, o.title);
       pos = tp + kTitleMark.size();
     } else {
       out += data;

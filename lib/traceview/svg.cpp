@@ -24,9 +24,7 @@ std::string_view queue_color(isa::Queue q) {
   return kColors[size_t(q)];
 }
 
-namespace {
-
-void append_escaped(std::string& out, std::string_view s) {
+void append_markup_escaped(std::string& out, std::string_view s) {
   for (char c : s) {
     switch (c) {
       case '<': out += "&lt;"; break;
@@ -37,6 +35,8 @@ void append_escaped(std::string& out, std::string_view s) {
     }
   }
 }
+
+namespace {
 
 // A "nice" tick step (1, 2 or 5 times a power of ten) giving about `target` ticks.
 int64_t tick_step(int64_t span, int target) {
@@ -68,7 +68,7 @@ std::string format_svg(const trace::Trace& t, const Analysis& a, const SvgOption
               width, height, width, height);
   out += strf("<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#ffffff\"/>\n", width, height);
   out += "<text x=\"8\" y=\"18\" font-size=\"14\" font-weight=\"bold\">";
-  append_escaped(out, o.title);
+  append_markup_escaped(out, o.title);
   out += "</text>\n";
   out += strf("<text x=\"8\" y=\"36\">%" PRId64 " instructions, %" PRId64 " cycles (%.3f us at %.3g GHz), %s</text>\n",
               a.instructions, a.total_cycles, a.seconds() * 1e6, a.clock_ghz, a.arch_name.c_str());
@@ -89,7 +89,7 @@ std::string format_svg(const trace::Trace& t, const Analysis& a, const SvgOption
       }
       const char* fill = (r.layer % 2) ? "#9aa5b1" : "#cbd2d9";
       out += strf("<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"><title>", x0, y, x1 - x0, lane_h, fill);
-      append_escaped(out, strf("%s on %s (core %d): cycles %" PRId64 "-%" PRId64 ", %" PRId64 " instructions",
+      append_markup_escaped(out, strf("%s on %s (core %d): cycles %" PRId64 "-%" PRId64 ", %" PRId64 " instructions",
                                a.layer_label(r.layer).c_str(), std::string(isa::queue_name(r.queue)).c_str(), r.core,
                                r.begin, r.end, r.instructions));
       out += "</title></rect>\n";
@@ -124,7 +124,7 @@ std::string format_svg(const trace::Trace& t, const Analysis& a, const SvgOption
       if (x1 - x0 >= kMinBoxPx) {
         out += strf("<rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"%s><title>", x0, y, x1 - x0, lane_h,
                     color.c_str(), inst.is_config() ? " fill-opacity=\"0.5\"" : "");
-        append_escaped(out, strf("line %" PRId64 " %s, %s: [%" PRId64 ", %" PRId64 "] %" PRId64 " cycles", i + 1,
+        append_markup_escaped(out, strf("line %" PRId64 " %s, %s: [%" PRId64 ", %" PRId64 "] %" PRId64 " cycles", i + 1,
                                  std::string(inst.mnemonic()).c_str(), a.layer_label(inst.mapping.slyr).c_str(), tm.start,
                                  tm.end, tm.duration()));
         out += "</title></rect>\n";

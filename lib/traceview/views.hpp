@@ -14,6 +14,9 @@ namespace cct::traceview {
 
 // Colour of each queue's instructions ("#rrggbb"), shared by the SVG and HTML views.
 std::string_view queue_color(isa::Queue q);
+// Appends `s` with the characters markup gives a meaning to (< > & ") escaped,
+// for text and attribute values of the SVG and HTML views.
+void append_markup_escaped(std::string& out, std::string_view s);
 
 // Chrome Trace Event JSON: one complete event ("ph": "X") per instruction,
 // pid = core, tid = queue, times in microseconds at the architecture's clock,
