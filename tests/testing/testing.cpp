@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 
@@ -87,8 +88,11 @@ std::string torchvision_onnx(const std::string& name, const std::string& export_
   std::string tag = export_args.empty() ? "" : "-" + std::to_string(std::hash<std::string>{}(export_args) % 100000);
   std::string path = (dir / (name + tag + ".onnx")).string();
   if (!fs::exists(path)) {
-    auto r = run("/usr/bin/python3 " + source_dir() + "/examples/models/export_torchvision.py " + name + " " + path +
-                 ".tmp " + export_args + " && mv " + path + ".tmp " + path);
+    // Test processes run in parallel and may export the same model at once:
+    // each writes its own file and renames it into place (atomic; the last wins).
+    const std::string tmp = path + ".tmp" + std::to_string(getpid());
+    auto r = run("/usr/bin/python3 " + source_dir() + "/examples/models/export_torchvision.py " + name + " " + tmp +
+                 " " + export_args + " && mv " + tmp + " " + path);
     if (r.exit_code != 0)
       FAIL("export of " << name << " failed (are python3-torch and python3-torchvision installed?): " << r.err);
   }
