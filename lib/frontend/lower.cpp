@@ -104,6 +104,8 @@ class Lowerer {
   void fail(const Node& n, const std::string& what) {
     errors_.push_back("node '" + n.name + "' (" + n.op + "): " + what);
   }
+  // Weights, biases and scales: float constants (a file may declare any type).
+  bool float_const(int v) const { return is_const(v) && g_.constant(v).is_float(); }
   std::string base_name(const Node& n) const { return n.op + "_" + std::to_string(n.source_index); }
 
   Proto& emit(Proto p, int out_value) {
@@ -183,9 +185,16 @@ class Lowerer {
 
   void conv(const Node& n) {
     int x = n.input(0), w = n.input(1), b = n.input(2);
-    if (!is_const(w) || (b >= 0 && !is_const(b))) return fail(n, "the weights and bias must be constants");
+    if (!float_const(w) || (b >= 0 && !float_const(b)))
+      return fail(n, "the weights and bias must be floating-point constants");
     if (shape(x).size() != 4) return fail(n, "only 2-D convolution (4-D input) is supported");
     const Tensor& wt = g_.constant(w);
+    const int64_t groups = n.get_int("group", 1);
+    if (wt.rank() != 4 || groups < 1 || wt.shape[0] % groups != 0 || wt.shape[1] * groups != shape(x)[1])
+      return fail(n, "weights " + interp::shape_str(wt.shape) + " do not fit the input " + interp::shape_str(shape(x)) +
+                         " in " + std::to_string(groups) + " group(s)");
+    if (b >= 0 && g_.constant(b).numel() != wt.shape[0])
+      return fail(n, "the bias does not hold one value per output channel");
     Shape kernel(wt.shape.begin() + 2, wt.shape.end());
     interp::Window win = interp::resolve_window(n, {shape(x)[2], shape(x)[3]}, kernel, false);
     Proto p;
@@ -278,7 +287,8 @@ class Lowerer {
 
   void gemm(const Node& n) {
     int a = n.input(0), b = n.input(1), c = n.input(2);
-    if (!is_const(b) || (c >= 0 && !is_const(c))) return fail(n, "B and C must be constants (a dense layer)");
+    if (!float_const(b) || (c >= 0 && !float_const(c)))
+      return fail(n, "B and C must be floating-point constants (a dense layer)");
     if (n.get_int("transA", 0) != 0) return fail(n, "transA=1 is not supported");
     float alpha = n.get_float("alpha", 1.0f), beta = n.get_float("beta", 1.0f);
     const Tensor& B = g_.constant(b);
@@ -311,7 +321,8 @@ class Lowerer {
       return;
     }
     const Tensor& B = g_.constant(b);
-    if (B.rank() != 2 || shape(a).size() < 2) return fail(n, "a constant operand must be 2-D and the input at least 2-D");
+    if (!B.is_float() || B.rank() != 2 || shape(a).size() < 2)
+      return fail(n, "a constant operand must be 2-D floating point and the input at least 2-D");
     int64_t D = B.shape[0], K = B.shape[1];
     Tensor w = Tensor::floats({K, D});
     for (int64_t i = 0; i < K; ++i)
@@ -322,7 +333,7 @@ class Lowerer {
     // A following Add of a per-output constant is the bias.
     if (int r = single_reader(out); r >= 0 && node(r).op == "Add") {
       int c = other(node(r), out);
-      if (c >= 0 && is_const(c) && g_.constant(c).numel() == K && g_.constant(c).shape.back() == K) {
+      if (c >= 0 && float_const(c) && g_.constant(c).numel() == K && g_.constant(c).shape.back() == K) {
         bias.f = g_.constant(c).f;
         bias.shape = {K};
         consumed_[r] = 1;
@@ -428,13 +439,13 @@ class Lowerer {
     std::vector<int> used = {sub, pw, rm2, ad, sq, dv};
     if (int ml = single_reader(out); ml >= 0 && node(ml).op == "Mul") {
       int gv = other(node(ml), out);
-      if (gv >= 0 && is_const(gv) && g_.constant(gv).numel() == C) {
+      if (gv >= 0 && float_const(gv) && g_.constant(gv).numel() == C) {
         gamma.f = g_.constant(gv).f;
         used.push_back(ml);
         out = node(ml).outputs[0];
         if (int ab = single_reader(out); ab >= 0 && node(ab).op == "Add") {
           int bv = other(node(ab), out);
-          if (bv >= 0 && is_const(bv) && g_.constant(bv).numel() == C) {
+          if (bv >= 0 && float_const(bv) && g_.constant(bv).numel() == C) {
             beta.f = g_.constant(bv).f;
             used.push_back(ab);
             out = node(ab).outputs[0];
@@ -474,8 +485,9 @@ class Lowerer {
     p.l.axis = axis;
     p.l.activation_attr = Json::object();
     p.l.activation_attr.set("epsilon", static_cast<double>(n.get_float("epsilon", 1e-5f)));
-    if (g_.constant(s).numel() != C || (b >= 0 && g_.constant(b).numel() != C))
-      return fail(n, "scale and bias must hold one value per channel");
+    if (!float_const(s) || (b >= 0 && !float_const(b)) || g_.constant(s).numel() != C ||
+        (b >= 0 && g_.constant(b).numel() != C))
+      return fail(n, "scale and bias must be floating-point constants with one value per channel");
     p.l.weight = Tensor::floats({C}, g_.constant(s).f);
     p.l.bias = b >= 0 ? Tensor::floats({C}, g_.constant(b).f) : Tensor::floats({C});
     p.in_values = {x};
@@ -923,7 +935,9 @@ class Lowerer {
         int64_t pre = 1, pre_out = 1;
         for (int64_t d = 0; d < b && d < static_cast<int64_t>(in.size()); ++d) pre *= in[d];
         for (int64_t d = 0; d < b && d < static_cast<int64_t>(l.out_shape.size()); ++d) pre_out *= l.out_shape[d];
-        if (b >= static_cast<int64_t>(l.out_shape.size()) || pre != pre_out || in[b] != l.out_shape[b]) b = -1;
+        if (b >= static_cast<int64_t>(l.out_shape.size()) || b >= static_cast<int64_t>(in.size()) || pre != pre_out ||
+            in[b] != l.out_shape[b])
+          b = -1;
       }
       l.batch_axis = b;
       if (l.op == fir::Op::Reshape) l.nhwc_consistent = nhwc_consistent(shape_of(l.inputs[0]), l.out_shape);

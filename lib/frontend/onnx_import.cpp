@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "interp/float_interp.hpp"
@@ -235,6 +236,74 @@ void set_shape(onnx::TypeProto* tp, const Shape& s) {
 
 std::string join_shape(const std::vector<int64_t>& s) { return interp::shape_str(s); }
 
+// Ranks the ONNX library's shape inference takes for granted. Its
+// convolution and pooling rules index the input's dimensions by the
+// attributes' lengths without checking them (a rank-2 input to a Conv
+// crashed it), so those are checked first, on ranks propagated from the
+// inputs and initializers through the operators that keep or set them.
+void check_conv_ranks(const onnx::GraphProto& g, const std::string& name) {
+  std::map<std::string, int64_t> rank;
+  for (const auto& init : g.initializer()) rank[init.name()] = init.dims_size();
+  for (const auto& in : g.input())
+    if (in.type().tensor_type().has_shape()) rank.emplace(in.name(), in.type().tensor_type().shape().dim_size());
+  auto rank_of = [&](const onnx::NodeProto& n, int i) -> int64_t {
+    if (i >= n.input_size() || n.input(i).empty()) return -1;
+    auto it = rank.find(n.input(i));
+    return it == rank.end() ? -1 : it->second;
+  };
+  static const std::set<std::string> kConvPool = {"Conv", "ConvTranspose", "ConvInteger", "MaxPool", "AveragePool", "LpPool"};
+  static const std::set<std::string> kSameRank = {
+      "Relu", "LeakyRelu", "PRelu", "Sigmoid", "Tanh", "Clip", "BatchNormalization", "Dropout", "Identity", "Softmax",
+      "HardSigmoid", "HardSwish", "Elu", "Selu", "Neg", "Abs", "Sqrt", "Exp", "Log", "Erf", "Cast", "QuantizeLinear",
+      "DequantizeLinear", "LRN", "InstanceNormalization", "GlobalAveragePool", "GlobalMaxPool", "Pad", "Transpose",
+      "LogSoftmax", "Reciprocal", "Floor", "Ceil", "Round", "Sign", "Softplus", "Mish", "Gelu"};
+  static const std::set<std::string> kBroadcast = {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Where"};
+  for (int k = 0; k < g.node_size(); ++k) {
+    const onnx::NodeProto& n = g.node(k);
+    const std::string who = name + ": node " + std::to_string(k) + " (" + n.op_type() +
+                            (n.name().empty() ? "" : " '" + n.name() + "'") + ")";
+    int64_t out = -1;
+    if (kConvPool.count(n.op_type())) {
+      const int64_t r = rank_of(n, 0);
+      if (r >= 0) {
+        if (r < 3)
+          throw_input_error(who + ": input '" + n.input(0) + "' has " + std::to_string(r) +
+                            " dimensions; it needs [N, C] and at least one spatial dimension");
+        const int64_t spatial = r - 2;
+        for (const auto& a : n.attribute()) {
+          int64_t want = a.name() == "pads" ? 2 * spatial
+                         : (a.name() == "kernel_shape" || a.name() == "strides" || a.name() == "dilations" ||
+                            a.name() == "output_padding" || a.name() == "output_shape")
+                             ? spatial
+                             : -1;
+          if (want >= 0 && a.ints_size() != want)
+            throw_input_error(who + ": attribute " + a.name() + " has " + std::to_string(a.ints_size()) + " values, " +
+                              std::to_string(want) + " for an input of " + std::to_string(r) + " dimensions");
+        }
+        const int64_t wr = n.op_type().rfind("Conv", 0) == 0 ? rank_of(n, 1) : -1;
+        if (wr >= 0 && wr != r)
+          throw_input_error(who + ": weights '" + n.input(1) + "' have " + std::to_string(wr) + " dimensions, the input " +
+                            std::to_string(r));
+      }
+      out = r;
+    } else if (kSameRank.count(n.op_type())) {
+      out = rank_of(n, 0);
+    } else if (kBroadcast.count(n.op_type())) {
+      for (int i = 0; i < n.input_size(); ++i) {
+        int64_t r = rank_of(n, i);
+        if (r < 0) {
+          out = -1;
+          break;
+        }
+        out = std::max(out, r);
+      }
+    } else if (n.op_type() == "Flatten" || n.op_type() == "Gemm") {
+      out = 2;
+    }
+    if (n.output_size() > 0 && out >= 0) rank[n.output(0)] = out;
+  }
+}
+
 }  // namespace
 
 Tensor parse_onnx_tensor(const std::string& bytes, const std::string& name) {
@@ -272,6 +341,8 @@ interp::Graph import_onnx_bytes(const std::string& bytes, const std::string& nam
   } catch (const std::exception& e) {
     throw_input_error(name + ": the ONNX checker rejects the model: " + std::string(e.what()));
   }
+
+  if (model.graph().output_size() == 0) throw_input_error(name + ": the graph declares no outputs");
 
   // Inputs that are also initializers are constants (old exporters list them).
   std::map<std::string, int> init_names;
@@ -314,6 +385,7 @@ interp::Graph import_onnx_bytes(const std::string& bytes, const std::string& nam
     g->clear_value_info();
     for (auto& out : *g->mutable_output()) out.mutable_type()->mutable_tensor_type()->clear_shape();
   }
+  check_conv_ranks(model.graph(), name);
   try {
     onnx::ShapeInferenceOptions opts(false, 0, true);
     onnx::shape_inference::InferShapes(model, onnx::OpSchemaRegistry::Instance(), opts);

@@ -122,14 +122,57 @@ struct Similarity {
   }
 };
 
+CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
+                            const std::function<void(const std::string&)>& progress);
+
+// The largest tensor the compiler takes (1 GiB of floats): larger declared
+// shapes are damage or a model far beyond the accelerator, and the
+// interpreter would try to allocate them.
+constexpr int64_t kMaxTensorElements = int64_t{1} << 28;
+
+void check_tensor_sizes(const interp::Graph& g) {
+  for (const auto* list : {&g.inputs, &g.outputs})
+    for (int i : *list)
+      if (g.value(i).has_shape && g.value(i).shape.empty())
+        throw_input_error(g.source + ": " + (list == &g.inputs ? "input" : "output") + " '" + g.value(i).name +
+                          "' is a scalar; the model's inputs and outputs must be tensors");
+  for (const auto& v : g.values) {
+    if (!v.has_shape) continue;
+    int64_t n = 1;
+    bool over = false;
+    for (int64_t d : v.shape) over = over || d < 0 || __builtin_mul_overflow(n, d, &n) || n > kMaxTensorElements;
+    if (over)
+      throw_input_error(g.source + ": tensor '" + v.name + "' of shape " + interp::shape_str(v.shape) + " has more than " +
+                        std::to_string(kMaxTensorElements) + " elements (the compiler's limit)");
+  }
+}
+
 }  // namespace
 
+// Problems found while compiling (an operator's kernel refusing its inputs,
+// say) name the model file like those found while reading it.
 CompileResult compile(interp::Graph graph, const CompileOptions& opt, const std::function<void(const std::string&)>& progress) {
+  const std::string source = graph.source;
+  try {
+    return compile_graph(std::move(graph), opt, progress);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (e.code() != kExitInvalidInput || source.empty() || what.rfind(source, 0) == 0) throw;
+    throw Error(e.code(), source + ": " + what);
+  }
+}
+
+namespace {
+
+CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
+                            const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
   CompileResult res;
+  check_tensor_sizes(graph);
   simplify(graph);
+  check_tensor_sizes(graph);  // shapes completed by running the graph
   LowerOptions lo;
   lo.output_dtype = opt.output_dtype;
   LoweredModel m = lower(graph, lo);
@@ -171,6 +214,12 @@ CompileResult compile(interp::Graph graph, const CompileOptions& opt, const std:
   interp::FloatInterpreter fi(graph);
   for (size_t b = 0; b < batches; ++b) {
     fi.run(make_batch(samples, graph, b), [&](int v, const Tensor& t) {
+      // The lowering went by the shapes the file declares: a file whose
+      // declared shapes its operators do not produce is inconsistent.
+      const auto& val = graph.value(v);
+      if (val.has_shape && t.shape != val.shape)
+        throw_input_error(graph.source + ": tensor '" + val.name + "' is declared " + interp::shape_str(val.shape) +
+                          " but its operator computes " + interp::shape_str(t.shape));
       if (needed[v] && t.is_float()) stats[v].observe(t.f.data(), static_cast<int64_t>(t.f.size()));
     });
   }
@@ -283,5 +332,7 @@ CompileResult compile(interp::Graph graph, const CompileOptions& opt, const std:
   }
   return res;
 }
+
+}  // namespace
 
 }  // namespace cct::frontend

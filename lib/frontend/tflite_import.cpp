@@ -94,6 +94,7 @@ class TfliteImporter {
         throw_input_error(name_ + ": output tensor " + std::to_string(t) + " is not computed by any operator");
       g_.outputs.push_back(asis(t));
     }
+    if (g_.outputs.empty()) throw_input_error(name_ + ": subgraph 0 declares no outputs");
     relayout_inputs();
     g_.topo_sort();
     return std::move(g_);
@@ -294,7 +295,14 @@ class TfliteImporter {
     layout_[t] = Layout::AsIs;
   }
 
-  static Shape to_nchw(const Shape& s) { return {s[0], s[3], s[1], s[2]}; }
+  // [N, H, W, C] -> [N, C, H, W], of a tensor the operator being converted
+  // reads or writes in the image layout.
+  Shape to_nchw(const Shape& s) const {
+    if (s.size() != 4)
+      throw_input_error(name_ + ": operator " + std::to_string(op_index_) + ": a tensor of shape " + interp::shape_str(s) +
+                        " where an image [N, H, W, C] belongs");
+    return {s[0], s[3], s[1], s[2]};
+  }
 
   // The tensor in its TFLite layout.
   int asis(int t) {
@@ -385,7 +393,11 @@ class TfliteImporter {
   }
 
   // TF's SAME/VALID padding for one spatial axis.
-  static std::pair<int64_t, int64_t> tf_pads(tfl::Padding p, int64_t in, int64_t k, int64_t stride, int64_t dil) {
+  std::pair<int64_t, int64_t> tf_pads(tfl::Padding p, int64_t in, int64_t k, int64_t stride, int64_t dil) const {
+    if (in < 1 || k < 1 || stride < 1 || dil < 1)
+      throw_input_error(name_ + ": operator " + std::to_string(op_index_) + ": input size " + std::to_string(in) +
+                        ", kernel " + std::to_string(k) + ", stride " + std::to_string(stride) + " and dilation " +
+                        std::to_string(dil) + " must all be positive");
     if (p != tfl::Padding::SAME) return {0, 0};
     int64_t out = (in + stride - 1) / stride;
     int64_t total = std::max<int64_t>((out - 1) * stride + (k - 1) * dil + 1 - in, 0);
@@ -460,7 +472,12 @@ class TfliteImporter {
         if (w.rank() != 2) throw_input_error(name_ + ": operator " + std::to_string(op_index_) + ": weights must be 2-D");
         int x = asis(in[0]);
         if (g_.value(x).shape.size() != 2 || g_.value(x).shape[1] != w.shape[1]) {
-          int64_t rows = interp::shape_numel(g_.value(x).shape) / w.shape[1];
+          const int64_t elements = interp::shape_numel(g_.value(x).shape);
+          if (w.shape[1] <= 0 || elements <= 0 || elements % w.shape[1] != 0)
+            throw_input_error(name_ + ": operator " + std::to_string(op_index_) + ": an input of " + std::to_string(elements) +
+                              " elements does not split into rows of the weights' " + std::to_string(w.shape[1]) +
+                              " inputs");
+          int64_t rows = elements / w.shape[1];
           int r = new_value(tname(in[0]) + "_flat", {rows, w.shape[1]}, g_.value(x).preset);
           int s = const_value("fc_shape", Tensor::ints({2}, {rows, w.shape[1]}));
           node("Reshape", {x, s}, {r});

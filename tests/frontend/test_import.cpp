@@ -71,6 +71,34 @@ TEST_CASE("corrupt, truncated and empty files give clear errors") {
   CHECK(code == kExitIo);
 }
 
+TEST_CASE("convolutions of inputs without spatial dimensions are rejected before ONNX shape inference") {
+  // The ONNX library's Conv shape inference crashed on this (found by test_fuzz).
+  OnnxBuilder b;
+  b.input("x", {1, 8}).output("y", {1, 4, 8, 8});
+  b.random_init("w", {4, 3, 3, 3});
+  auto& c = b.node("Conv", {"x", "w"}, {"y"}, "conv");
+  OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  ExitCode code = kExitOk;
+  std::string e = error_of([&] { frontend::import_onnx_bytes(b.bytes(), "flat.onnx", "."); }, &code);
+  CHECK(code == kExitInvalidInput);
+  CHECK(e.find("flat.onnx: node 0 (Conv 'conv'): input 'x' has 2 dimensions") == 0);
+  // Attributes that do not fit the input's rank.
+  OnnxBuilder p;
+  p.input("x", {1, 3, 8, 8}).output("y", {1, 3, 4, 4});
+  auto& mp = p.node("MaxPool", {"x"}, {"y"}, "pool");
+  OnnxBuilder::attr(mp, "kernel_shape", std::vector<int64_t>{2, 2, 2});
+  e = error_of([&] { frontend::import_onnx_bytes(p.bytes(), "pool.onnx", "."); });
+  CHECK(e.find("attribute kernel_shape has 3 values, 2 for an input of 4 dimensions") != std::string::npos);
+}
+
+TEST_CASE("a graph without outputs is rejected") {
+  OnnxBuilder b;
+  b.input("x", {1, 4});
+  b.node("Relu", {"x"}, {"r"});
+  std::string e = error_of([&] { frontend::import_onnx_bytes(b.bytes(), "none.onnx", "."); });
+  CHECK(e.find("none.onnx: the graph declares no outputs") == 0);
+}
+
 TEST_CASE("unsupported operators are listed by name and node") {
   OnnxBuilder b;
   b.input("x", {1, 4}).output("y", {1, 4});
