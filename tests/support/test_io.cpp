@@ -1,11 +1,13 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <random>
 
 #include <sys/stat.h>
 
 #include "support/error.hpp"
 #include "support/io.hpp"
+#include "mutations.hpp"
 #include "support/npy.hpp"
 #include "testing.hpp"
 
@@ -69,6 +71,32 @@ TEST_CASE("npy round trip and errors") {
   CHECK_THROWS_AS(cct::parse_npy("garbage", "g.npy"), cct::Error);
   CHECK(cct::half_to_float(cct::float_to_half(1.5f)) == 1.5f);
   CHECK(cct::half_to_float(cct::float_to_half(-0.333251953125f)) == -0.333251953125f);
+}
+
+TEST_CASE("mutated npy files are read or rejected with the file's name") {
+  // Header mutations (digits in the shape, quotes, braces) and truncations:
+  // a shape the data does not hold must be refused before anything is
+  // allocated for it.
+  std::vector<float> values(60);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = float(i) * 0.5f;
+  for (const auto& a : {cct::NpyArray::from_float(values, {3, 4, 5})}) {
+    const std::string raw = cct::serialize_npy(a);
+    std::mt19937_64 rng(7);
+    int errors = 0;
+    for (int i = 0; i < 2000; ++i) {
+      std::string bad = cct::testing::mutate(raw, rng);
+      CAPTURE(i);
+      try {
+        auto b = cct::parse_npy(bad, "mutated.npy");
+        CHECK(b.count() * b.item_size() == b.bytes.size());
+        CHECK(b.bytes.size() <= bad.size());
+      } catch (const cct::Error& e) {
+        ++errors;
+        CHECK(std::string(e.what()).rfind("mutated.npy", 0) == 0);
+      }
+    }
+    CHECK(errors > 1000);
+  }
 }
 
 TEST_CASE("writing to a device writes in place instead of replacing it") {
