@@ -122,9 +122,6 @@ struct Similarity {
   }
 };
 
-CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
-                            const std::function<void(const std::string&)>& progress);
-
 // The largest tensor the compiler takes (1 GiB of floats): larger declared
 // shapes are damage or a model far beyond the accelerator, and the
 // interpreter would try to allocate them.
@@ -146,23 +143,6 @@ void check_tensor_sizes(const interp::Graph& g) {
                         std::to_string(kMaxTensorElements) + " elements (the compiler's limit)");
   }
 }
-
-}  // namespace
-
-// Problems found while compiling (an operator's kernel refusing its inputs,
-// say) name the model file like those found while reading it.
-CompileResult compile(interp::Graph graph, const CompileOptions& opt, const std::function<void(const std::string&)>& progress) {
-  const std::string source = graph.source;
-  try {
-    return compile_graph(std::move(graph), opt, progress);
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    if (e.code() != kExitInvalidInput || source.empty() || what.rfind(source, 0) == 0) throw;
-    throw Error(e.code(), source + ": " + what);
-  }
-}
-
-namespace {
 
 CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
                             const std::function<void(const std::string&)>& progress) {
@@ -334,5 +314,18 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
 }
 
 }  // namespace
+
+// Problems found while compiling (an operator's kernel refusing its inputs,
+// say) name the model file like those found while reading it.
+CompileResult compile(interp::Graph graph, const CompileOptions& opt, const std::function<void(const std::string&)>& progress) {
+  const std::string source = graph.source;
+  try {
+    return compile_graph(std::move(graph), opt, progress);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    if (e.code() != kExitInvalidInput || source.empty() || what.rfind(source, 0) == 0) throw;
+    throw Error(e.code(), source + ": " + what);
+  }
+}
 
 }  // namespace cct::frontend

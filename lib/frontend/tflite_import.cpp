@@ -295,12 +295,17 @@ class TfliteImporter {
     layout_[t] = Layout::AsIs;
   }
 
+  // An input error about the operator being converted; `what` goes right
+  // after "FILE: operator N".
+  [[noreturn]] void fail_op(const std::string& what) const {
+    throw_input_error(name_ + ": operator " + std::to_string(op_index_) + what);
+  }
+
   // [N, H, W, C] -> [N, C, H, W], of a tensor the operator being converted
   // reads or writes in the image layout.
   Shape to_nchw(const Shape& s) const {
     if (s.size() != 4)
-      throw_input_error(name_ + ": operator " + std::to_string(op_index_) + ": a tensor of shape " + interp::shape_str(s) +
-                        " where an image [N, H, W, C] belongs");
+      fail_op(": a tensor of shape " + interp::shape_str(s) + " where an image [N, H, W, C] belongs");
     return {s[0], s[3], s[1], s[2]};
   }
 
@@ -383,7 +388,7 @@ class TfliteImporter {
       case tfl::ActivationFunctionType::RELU6: clip(x, y, 0.0f, 6.0f); break;
       case tfl::ActivationFunctionType::RELU_N1_TO_1: clip(x, y, -1.0f, 1.0f); break;
       case tfl::ActivationFunctionType::TANH: node("Tanh", {x}, {y}); break;
-      default: throw_input_error(name_ + ": operator " + std::to_string(op_index_) + " has an unsupported fused activation");
+      default: fail_op(" has an unsupported fused activation");
     }
     ours_[t] = y;
   }
@@ -395,9 +400,8 @@ class TfliteImporter {
   // TF's SAME/VALID padding for one spatial axis.
   std::pair<int64_t, int64_t> tf_pads(tfl::Padding p, int64_t in, int64_t k, int64_t stride, int64_t dil) const {
     if (in < 1 || k < 1 || stride < 1 || dil < 1)
-      throw_input_error(name_ + ": operator " + std::to_string(op_index_) + ": input size " + std::to_string(in) +
-                        ", kernel " + std::to_string(k) + ", stride " + std::to_string(stride) + " and dilation " +
-                        std::to_string(dil) + " must all be positive");
+      fail_op(": input size " + std::to_string(in) + ", kernel " + std::to_string(k) + ", stride " +
+              std::to_string(stride) + " and dilation " + std::to_string(dil) + " must all be positive");
     if (p != tfl::Padding::SAME) return {0, 0};
     int64_t out = (in + stride - 1) / stride;
     int64_t total = std::max<int64_t>((out - 1) * stride + (k - 1) * dil + 1 - in, 0);
@@ -408,9 +412,9 @@ class TfliteImporter {
   bool convert(const tfl::Operator* op, int32_t code) {
     sub_ = 0;
     std::vector<int> in = list(op->inputs()), out = list(op->outputs());
-    if (out.empty()) throw_input_error(name_ + ": operator " + std::to_string(op_index_) + " has no output");
+    if (out.empty()) fail_op(" has no output");
     auto need_inputs = [&](size_t n) {
-      if (in.size() < n) throw_input_error(name_ + ": operator " + std::to_string(op_index_) + " (" + describe_code(code) + ") needs " + std::to_string(n) + " inputs");
+      if (in.size() < n) fail_op(" (" + describe_code(code) + ") needs " + std::to_string(n) + " inputs");
     };
     switch (code) {
       case CONV_2D:
@@ -434,7 +438,7 @@ class TfliteImporter {
         int x = nchw(in[0]);
         const Shape& xs = g_.value(x).shape;
         Tensor w = constant(in[1]);  // conv [O, kh, kw, I], depthwise [1, kh, kw, C*m]
-        if (w.rank() != 4) throw_input_error(name_ + ": operator " + std::to_string(op_index_) + ": filter must be 4-D");
+        if (w.rank() != 4) fail_op(": filter must be 4-D");
         auto wp = preset_of(in[1]);
         int64_t group;
         if (dw) {
@@ -469,14 +473,13 @@ class TfliteImporter {
         const auto* o = op->builtin_options_as_FullyConnectedOptions();
         if (o && o->keep_num_dims() && tshape(out[0]).size() > 2) return false;
         Tensor w = constant(in[1]);  // [out, in]
-        if (w.rank() != 2) throw_input_error(name_ + ": operator " + std::to_string(op_index_) + ": weights must be 2-D");
+        if (w.rank() != 2) fail_op(": weights must be 2-D");
         int x = asis(in[0]);
         if (g_.value(x).shape.size() != 2 || g_.value(x).shape[1] != w.shape[1]) {
           const int64_t elements = interp::shape_numel(g_.value(x).shape);
           if (w.shape[1] <= 0 || elements <= 0 || elements % w.shape[1] != 0)
-            throw_input_error(name_ + ": operator " + std::to_string(op_index_) + ": an input of " + std::to_string(elements) +
-                              " elements does not split into rows of the weights' " + std::to_string(w.shape[1]) +
-                              " inputs");
+            fail_op(": an input of " + std::to_string(elements) + " elements does not split into rows of the weights' " +
+                    std::to_string(w.shape[1]) + " inputs");
           int64_t rows = elements / w.shape[1];
           int r = new_value(tname(in[0]) + "_flat", {rows, w.shape[1]}, g_.value(x).preset);
           int s = const_value("fc_shape", Tensor::ints({2}, {rows, w.shape[1]}));
@@ -632,7 +635,7 @@ class TfliteImporter {
         need_inputs(2);
         std::vector<int64_t> p = constant(in[1]).to_ints();  // [rank, 2]
         Shape xs = tshape(in[0]);
-        if (p.size() != 2 * xs.size()) throw_input_error(name_ + ": operator " + std::to_string(op_index_) + ": paddings must be [rank, 2]");
+        if (p.size() != 2 * xs.size()) fail_op(": paddings must be [rank, 2]");
         float value = 0.0f;
         if (code == PADV2 && in.size() > 2 && in[2] >= 0) {
           Tensor v = constant(in[2]);

@@ -114,4 +114,16 @@ class OnnxBuilder {
   onnx::ModelProto m_;
 };
 
+// A 3x3 convolution of `x` ([N, 3, H, W], padding 1) to 4 channels and an
+// inference BatchNormalization with fixed statistics, writing `out`.
+inline OnnxBuilder& add_conv_bn(OnnxBuilder& b, const std::string& x, const std::string& out) {
+  b.random_init("w", {4, 3, 3, 3}).random_init("cb", {4});
+  b.init("scale", {4}, {1.0f, 0.5f, 2.0f, 1.5f}).init("bias", {4}, {0.1f, -0.2f, 0.3f, 0.0f});
+  b.init("mean", {4}, {0.05f, 0.1f, -0.1f, 0.2f}).init("var", {4}, {1.0f, 0.25f, 4.0f, 0.5f});
+  auto& c = b.node("Conv", {x, "w", "cb"}, {"c"});
+  OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {out});
+  return b;
+}
+
 }  // namespace cct::testing

@@ -93,12 +93,7 @@ int fuzz(Format f, const std::string& bytes, const std::string& name, int rounds
 OnnxBuilder small_cnn() {
   OnnxBuilder b;
   b.input("x", {1, 3, 8, 8}).output("y", {1, 4});
-  b.random_init("w", {4, 3, 3, 3}).random_init("cb", {4});
-  b.init("scale", {4}, {1.0f, 0.5f, 2.0f, 1.5f}).init("bias", {4}, {0.1f, -0.2f, 0.3f, 0.0f});
-  b.init("mean", {4}, {0.05f, 0.1f, -0.1f, 0.2f}).init("var", {4}, {1.0f, 0.25f, 4.0f, 0.5f});
-  auto& c = b.node("Conv", {"x", "w", "cb"}, {"c"});
-  OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
-  b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"bn"});
+  cct::testing::add_conv_bn(b, "x", "bn");
   b.node("Relu", {"bn"}, {"r"});
   b.node("GlobalAveragePool", {"r"}, {"p"});
   b.node("Flatten", {"p"}, {"y"});
