@@ -201,7 +201,13 @@ const fir::Layer& layer_of(const Shared& sh, const std::string& name, const std:
 
 class CoreAssembler {
  public:
-  CoreAssembler(const Shared& sh, const sir::Core& core) : sh_(sh), core_(core) {}
+  CoreAssembler(const Shared& sh, const sir::Core& core) : sh_(sh), core_(core) {
+    // Registers the reference programs never write hold their reset values.
+    Instruction gp(Opcode::pe_cfg_gp);
+    gp.set(Param::GROUPS, 1);
+    gp.set_list(Param::DILATION, {1, 1});
+    cfg_[static_cast<int>(Opcode::pe_cfg_gp)] = gp;
+  }
   // WL0 addresses count rows of this many bytes.
   int64_t wl0_row_bytes() const { return sh_.a.core.wl0_row_bytes; }
 
@@ -521,6 +527,25 @@ void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swa
   auto omt = t.out_mini_tile.value_or(Coord{1, 1, 1, 1});
   tp.set_list(Param::MTI, {static_cast<int32_t>(omt[2] - 1), static_cast<int32_t>(omt[3] - 1)});
   emit_cfg(tp);
+
+  // Grouped and dilated convolutions: the tile holds whole groups.
+  const int64_t groups = L.group_count();
+  const int64_t kg = groups > 0 && L.output_shape.size() == 1 && L.output_shape[0].size() >= 2
+                         ? L.output_shape[0][1] / groups
+                         : 0;
+  if (groups < 1 || kg < 1 || L.output_shape[0][1] % groups != 0)
+    fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\": groups " + std::to_string(groups) +
+                                       " do not divide its output channels");
+  if (groups > 1 && (t.ofmap_lower[1] % kg != 0 || od[1] % kg != 0))
+    fail(sh_.o, p + "/tile_info/tile_num_" + std::to_string(ti),
+         "the tile's output channels " + std::to_string(t.ofmap_lower[1]) + ".." + std::to_string(t.ofmap_upper[1]) +
+             " of layer \"" + L.name + "\" are not whole groups of " + std::to_string(kg));
+  Instruction gp(Opcode::pe_cfg_gp);
+  gp.mapping = mp;
+  auto dil = L.dilations();
+  gp.set(Param::GROUPS, groups > 1 ? od[1] / kg : 1);
+  gp.set_list(Param::DILATION, {i32(dil[0], sh_.o, p, "dilation"), i32(dil[1], sh_.o, p, "dilation")});
+  emit_cfg(gp);
 
   const auto& pad = t.tile_padding_tblr;
   Instruction cv(Opcode::pe_conv);

@@ -52,6 +52,11 @@ float load_f32(const uint8_t* p) {
 
 int64_t at(std::span<const int32_t> v, size_t i) { return i < v.size() ? v[i] : 1; }
 
+// The group structure and tap spacing of a convolution (pe_cfg_gp).
+struct Geometry {
+  int64_t groups = 1, dh = 1, dw = 1;
+};
+
 int8::Carry carry_of(int64_t f2f) {
   return f2f == int64_t(isa::Float2Fixed::ROUND) ? int8::Carry::Round : int8::Carry::Ceil;
 }
@@ -186,6 +191,19 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
     last_cfg[size_t(in.op())] = int32_t(i);
     return;
   }
+  // pe_cfg_gp is optional: before any, convolutions are dense and undilated.
+  auto geometry = [&](size_t, const std::array<int32_t, isa::kOpcodeCount>& cfgs) {
+    Geometry g;
+    int32_t k = cfgs[size_t(Opcode::pe_cfg_gp)];
+    if (k < 0) return g;
+    s.cfg[kGp] = k;
+    const Instruction& gp = prog_.instructions[size_t(k)];
+    auto dil = gp.list(Param::DILATION);
+    g.groups = gp.get(Param::GROUPS), g.dh = at(dil, 0), g.dw = at(dil, 1);
+    if (g.groups <= 0 || g.dh <= 0 || g.dw <= 0)
+      fail(i, "pe_cfg_gp GROUPS and DILATION must be positive (line " + std::to_string(k + 1) + ")");
+    return g;
+  };
   auto need = [&](Opcode c, Cfg slot) -> const Instruction& {
     int32_t k = last_cfg[size_t(c)];
     if (k < 0) fail(i, "no " + std::string(isa::mnemonic(c)) + " of core " + std::to_string(s.core) + " configured it");
@@ -296,22 +314,26 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
       if (C > ib.c) fail(i, "pe_cfg_tp Tile has " + std::to_string(C) + " input channels, pe_cfg_fm STile " + std::to_string(ib.c));
       const int32_t dt[3] = {int32_t(K), int32_t(OH), int32_t(OW)};
       fits(dt, ob, "pe_cfg_tp Tile [K, OH, OW]", "pe_cfg_fm DTile");
-      // The window: box rows SPHI .. SPHI + (OH-1)*sh + kh - 1, the same for columns;
-      // what lies outside the box is padding and is not read.
+      const Geometry g = geometry(i, last_cfg);
+      if (K % g.groups != 0 || C % g.groups != 0)
+        fail(i, "pe_cfg_gp GROUPS " + std::to_string(g.groups) + " does not divide the tile's " + std::to_string(K) +
+                    " output and " + std::to_string(C) + " input channels");
+      // The window: box rows SPHI .. SPHI + (OH-1)*sh + (kh-1)*dh, the same for
+      // columns; what lies outside the box is padding and is not read.
       const int64_t r0 = in.get(Param::SPHI), c0 = in.get(Param::SPWI);
-      const int64_t r1 = r0 + (OH - 1) * sh + kh, c1 = c0 + (OW - 1) * sw + kw;
+      const int64_t r1 = r0 + (OH - 1) * sh + (kh - 1) * g.dh + 1, c1 = c0 + (OW - 1) * sw + (kw - 1) * g.dw + 1;
       const int64_t rr0 = std::max<int64_t>(r0, 0), rr1 = std::min(r1, ib.h);
       const int64_t cc0 = std::max<int64_t>(c0, 0), cc1 = std::min(c1, ib.w);
       if (rr1 > rr0 && cc1 > cc0)
         s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr) + (rr0 - r0) * ib.row() + (cc0 - c0) * ib.pixel, ib,
                                    N, rr1 - rr0, cc1 - cc0, C));
-      WeightRecord rec = weight_record(a_, C, kh, kw, 1);
+      WeightRecord rec = weight_record(a_, C / g.groups, kh, kw, 1);
       if (rec.extra < kParameterBytes)
         fail(i, "the architecture's weight_extra_bytes_per_out_channel (" + std::to_string(rec.extra) +
                     ") cannot hold the bias and channel scale");
       s.reads.push_back(contiguous(Space::Wl0, in.get(Param::SWaddr) * a_.core.wl0_row_bytes, K * rec.bytes()));
       s.writes.push_back(block_in(Space::L2, in.get(Param::DTaddr), ob, N, OH, OW, K * ob.elem));
-      s.macs = N * OH * OW * K * C * kh * kw;
+      s.macs = N * OH * OW * K * (C / g.groups) * kh * kw;
       if (s.macs > kMaxOperations)
         fail(i, std::to_string(s.macs) + " multiply-accumulates in one instruction is beyond the functional model's " +
                     std::to_string(kMaxOperations));
@@ -452,16 +474,25 @@ void Machine::compute_conv(size_t i, Pending& p) {
   const int32_t padv = int32_t(fm.number(Param::PADV));
   const uint8_t* l2 = mem(Space::L2, s.core);
   const uint8_t* wl0 = mem(Space::Wl0, s.core) + in.get(Param::SWaddr) * a_.core.wl0_row_bytes;
-  const WeightRecord rec = weight_record(a_, C, kh, kw, 1);
-  const int64_t taps = kh * kw, kdim = taps * C, P = N * OH * OW;
+  int64_t G = 1, dh = 1, dw = 1;
+  if (s.cfg[kGp] >= 0) {
+    const Instruction& gp = cfg(i, kGp);
+    G = gp.get(Param::GROUPS), dh = at(gp.list(Param::DILATION), 0), dw = at(gp.list(Param::DILATION), 1);
+  }
+  // Group g's Kg outputs read its Cg input channels: the block-diagonal
+  // dense convolution, computed group by group.
+  const int64_t Cg = C / G, Kg = K / G;
+  const WeightRecord rec = weight_record(a_, Cg, kh, kw, 1);
+  const int64_t taps = kh * kw, kdim = taps * Cg, P = N * OH * OW;
 
-  // Weights as a [kdim][K] matrix of exact integers, rows in (tap, channel) order.
+  // Weights of each group as a [kdim][Kg] matrix of exact integers, rows in (tap, channel) order.
   std::vector<float> wt(size_t(kdim * K));
   std::vector<float> scale(static_cast<size_t>(K)), bias(static_cast<size_t>(K));
   for (int64_t k = 0; k < K; ++k) {
     const uint8_t* r = wl0 + k * rec.bytes();
+    float* gw = wt.data() + (k / Kg) * kdim * Kg;
     for (int64_t t = 0; t < taps; ++t)
-      for (int64_t c = 0; c < C; ++c) wt[size_t((t * C + c) * K + k)] = float(int8_t(r[t * rec.cpad + c]));
+      for (int64_t c = 0; c < Cg; ++c) gw[size_t((t * Cg + c) * Kg + k % Kg)] = float(int8_t(r[t * rec.cpad + c]));
     bias[size_t(k)] = load_f32(r + rec.kernel_bytes() + kBiasOffset);
     scale[size_t(k)] = load_f32(r + rec.kernel_bytes() + kChannelScaleOffset);
   }
@@ -476,41 +507,44 @@ void Machine::compute_conv(size_t i, Pending& p) {
   p.data.resize(size_t(P * K * ob.elem));
   // Output pixels in chunks, so the window matrix stays small.
   const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(P, kChunkElements / std::max<int64_t>(1, kdim)));
-  std::vector<float> col(size_t(chunk * kdim)), part(size_t(chunk * K));
-  std::vector<int32_t> acc(size_t(chunk * K));
-  for (int64_t q0 = 0; q0 < P; q0 += chunk) {
-    const int64_t pc = std::min(chunk, P - q0);
-    // Input windows as a [pc][kdim] matrix of x - PADV (0 in the padding).
-    for (int64_t q = 0; q < pc; ++q) {
-      const int64_t pix = q0 + q, n = pix / (OH * OW), oh = (pix / OW) % OH, ow = pix % OW;
-      float* d = col.data() + q * kdim;
-      for (int64_t a = 0; a < kh; ++a) {
-        const int64_t r = sphi + oh * sh + a;
-        for (int64_t b = 0; b < kw; ++b, d += C) {
-          const int64_t cc = spwi + ow * sw + b;
-          if (r < 0 || r >= ib.h || cc < 0 || cc >= ib.w) {
-            std::fill(d, d + C, 0.0f);
-            continue;
+  std::vector<float> col(size_t(chunk * kdim)), part(size_t(chunk * Kg));
+  std::vector<int32_t> acc(size_t(chunk * Kg));
+  for (int64_t g = 0; g < G; ++g)
+    for (int64_t q0 = 0; q0 < P; q0 += chunk) {
+      const int64_t pc = std::min(chunk, P - q0);
+      // Input windows of group g as a [pc][kdim] matrix of x - PADV (0 in the padding).
+      for (int64_t q = 0; q < pc; ++q) {
+        const int64_t pix = q0 + q, n = pix / (OH * OW), oh = (pix / OW) % OH, ow = pix % OW;
+        float* d = col.data() + q * kdim;
+        for (int64_t a = 0; a < kh; ++a) {
+          const int64_t r = sphi + oh * sh + a * dh;
+          for (int64_t b = 0; b < kw; ++b, d += Cg) {
+            const int64_t cc = spwi + ow * sw + b * dw;
+            if (r < 0 || r >= ib.h || cc < 0 || cc >= ib.w) {
+              std::fill(d, d + Cg, 0.0f);
+              continue;
+            }
+            const uint8_t* x = l2 + staddr + n * ib.sample() + (r - sphi) * ib.row() + (cc - spwi) * ib.pixel + g * Cg;
+            for (int64_t c = 0; c < Cg; ++c) d[c] = float(int32_t(int8_t(x[c])) - padv);
           }
-          const uint8_t* x = l2 + staddr + n * ib.sample() + (r - sphi) * ib.row() + (cc - spwi) * ib.pixel;
-          for (int64_t c = 0; c < C; ++c) d[c] = float(int32_t(int8_t(x[c])) - padv);
         }
       }
-    }
-    // Exact int32 accumulation in chunks the fp32 GEMM sums without rounding.
-    std::fill(acc.begin(), acc.begin() + pc * K, 0);
-    for (int64_t k0 = 0; k0 < kdim; k0 += kExactChunk) {
-      const int64_t kc = std::min(kExactChunk, kdim - k0);
-      interp::sgemm(pc, K, kc, col.data() + k0, kdim, wt.data() + k0 * K, K, part.data(), K, false);
-      for (int64_t e = 0; e < pc * K; ++e) acc[size_t(e)] += int32_t(part[size_t(e)]);
-    }
-    for (int64_t q = 0; q < pc; ++q)
-      for (int64_t k = 0; k < K; ++k) {
-        float v = int8::activate(act, int8::pe_to_real(acc[size_t(q * K + k)], scale[size_t(k)], bias[size_t(k)]));
-        uint8_t* o = p.data.data() + ((q0 + q) * K + k) * ob.elem;
-        if (to_int8) *o = uint8_t(int8::post_cal(v, mul_k, sum_b, carry));
-        else store_half(o, int8::post_cal_float(v, mul_k, sum_b, true));
+      // Exact int32 accumulation in chunks the fp32 GEMM sums without rounding.
+      const float* gw = wt.data() + g * kdim * Kg;
+      std::fill(acc.begin(), acc.begin() + pc * Kg, 0);
+      for (int64_t k0 = 0; k0 < kdim; k0 += kExactChunk) {
+        const int64_t kc = std::min(kExactChunk, kdim - k0);
+        interp::sgemm(pc, Kg, kc, col.data() + k0, kdim, gw + k0 * Kg, Kg, part.data(), Kg, false);
+        for (int64_t e = 0; e < pc * Kg; ++e) acc[size_t(e)] += int32_t(part[size_t(e)]);
       }
+      for (int64_t q = 0; q < pc; ++q)
+        for (int64_t kk = 0; kk < Kg; ++kk) {
+          const int64_t k = g * Kg + kk;
+          float v = int8::activate(act, int8::pe_to_real(acc[size_t(q * Kg + kk)], scale[size_t(k)], bias[size_t(k)]));
+          uint8_t* o = p.data.data() + ((q0 + q) * K + k) * ob.elem;
+          if (to_int8) *o = uint8_t(int8::post_cal(v, mul_k, sum_b, carry));
+          else store_half(o, int8::post_cal_float(v, mul_k, sum_b, true));
+        }
     }
 }
 

@@ -66,7 +66,7 @@ bool blocks_overlap(const Block& x, const Block& y);
 // The statically known part of an instruction.
 struct Step {
   int32_t core = 0;
-  std::array<int32_t, 7> cfg{-1, -1, -1, -1, -1, -1, -1};  // indices of the configuration instructions used
+  std::array<int32_t, 8> cfg{-1, -1, -1, -1, -1, -1, -1, -1};  // indices of the configuration instructions used
   std::vector<Block> reads, writes;
   int64_t macs = 0;  // pe_conv
 };
@@ -97,7 +97,7 @@ class Machine {
 
  private:
   struct Pending;
-  enum Cfg { kFm, kPm, kTp, kQp, kIq, kIq1, kGms };
+  enum Cfg { kFm, kPm, kTp, kQp, kIq, kIq1, kGms, kGp };
 
   [[noreturn]] void fail(size_t i, const std::string& what) const;
   void check_block(size_t i, const Block& b, const char* what) const;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <optional>
 #include <functional>
 #include <queue>
@@ -249,7 +250,11 @@ struct CostModel::Impl {
     irgen::ConvShape cs;
     cs.n = e[0], cs.k = e[1], cs.h = e[2], cs.w = e[3];
     cs.c = c;
-    if (L.kind == LayerKind::Conv) cs.r = L.kernel_h, cs.s = L.kernel_w, cs.stride_h = L.stride_h, cs.stride_w = L.stride_w;
+    if (L.kind == LayerKind::Conv) {
+      cs.r = L.kernel_h, cs.s = L.kernel_w, cs.stride_h = L.stride_h, cs.stride_w = L.stride_w;
+      cs.dilation_h = L.dilation_h, cs.dilation_w = L.dilation_w;
+      if (L.groups > 1) cs.group_out = L.out[1] / L.groups, cs.group_in = L.weight_c;
+    }
     cs.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
     cs.out_bytes = L.out_bytes;
     return cs;
@@ -259,8 +264,13 @@ struct CostModel::Impl {
     const int64_t cols = a.core.pe_cols;
     return ceil_div(k, cols) * round_up(L.weight_bytes_per_k, kWl0ChannelAlign) * cols / a.core.wl0_row_bytes;
   }
+  // Output channels are cut in multiples of this (irgen's k_block): whole
+  // array column blocks, and whole groups of a grouped convolution.
+  int64_t k_block(const Layer& L) const {
+    return L.groups > 1 ? std::lcm(a.core.pe_cols, L.out[1] / L.groups) : a.core.pe_cols;
+  }
   int64_t tile_k(const Layer& L) const {
-    const int64_t cols = a.core.pe_cols;
+    const int64_t cols = k_block(L);
     return std::max(cols, a.core.wl0_rows / 2 * a.core.wl0_row_bytes / std::max<int64_t>(1, L.weight_bytes_per_k) / cols * cols);
   }
   bool fits_wl0(const Layer& L, int64_t k) const { return weight_rows(L, k) <= a.core.wl0_rows; }
@@ -274,7 +284,7 @@ struct CostModel::Impl {
   // run costs nothing in zebusim).
   int64_t run_k(const Layer& L, int64_t k) const {
     if (!L.pe() || fits_wl0(L, k)) return 0;
-    const int64_t cols = a.core.pe_cols;
+    const int64_t cols = k_block(L);
     const int64_t per_run = a.core.wl0_rows / 2 / weight_rows(L, cols);
     if (per_run < 1) return 0;
     const int64_t blocks = ceil_div(k, cols);
@@ -343,7 +353,11 @@ struct CostModel::Impl {
       timing::ConvTile t;
       t.n = e[0], t.k = e[1], t.h = e[2], t.w = e[3];
       t.c = L.inputs.empty() ? 1 : extent(input_region(net, L, 0, box))[1];
-      if (L.kind == LayerKind::Conv) t.r = L.kernel_h, t.s = L.kernel_w, t.stride_h = L.stride_h, t.stride_w = L.stride_w;
+      if (L.kind == LayerKind::Conv) {
+        t.r = L.kernel_h, t.s = L.kernel_w, t.stride_h = L.stride_h, t.stride_w = L.stride_w;
+        t.dilation_h = L.dilation_h, t.dilation_w = L.dilation_w;
+        if (L.groups > 1) t.groups = e[1] / (L.out[1] / L.groups);
+      }
       t.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
       t.out_bytes = L.out_bytes;
       en = timing::conv_cost(a, timing::with_default_mini_tiles(t), "gemini").energy;

@@ -23,12 +23,14 @@ Dims group_dims(const Layer& l, int64_t batch_groups) {
   return d;
 }
 
-std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores) {
+int64_t k_unit(const Layer& l) { return l.groups > 1 && l.out[1] % l.groups == 0 ? l.out[1] / l.groups : 1; }
+
+std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores, int64_t k_unit) {
   std::vector<mapping::Partition> out;
   if (cores <= 0) return out;
   for (int64_t b : divisors(dims[0])) {
     if (cores % b) continue;
-    for (int64_t k : divisors(dims[1])) {
+    for (int64_t k : divisors(dims[1] / std::max<int64_t>(1, k_unit))) {
       if ((cores / b) % k) continue;
       for (int64_t h : divisors(dims[2])) {
         if ((cores / b / k) % h) continue;
@@ -41,14 +43,14 @@ std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores) {
   return out;
 }
 
-std::vector<int> feasible_core_counts(const Dims& dims, int max_cores) {
+std::vector<int> feasible_core_counts(const Dims& dims, int max_cores, int64_t k_unit) {
   std::vector<int> out;
   for (int n = 1; n <= max_cores; ++n) {
     // n = b * k * h * w with each factor dividing its dimension.
     bool ok = false;
     for (int64_t b : divisors(dims[0])) {
       if (ok || n % b) continue;
-      for (int64_t k : divisors(dims[1])) {
+      for (int64_t k : divisors(dims[1] / std::max<int64_t>(1, k_unit))) {
         if (ok || (n / b) % k) continue;
         for (int64_t h : divisors(dims[2])) {
           if ((n / b / k) % h) continue;

@@ -48,12 +48,17 @@ Plan from_mapping(const mapping::Mapping& m, const Network& net);
 // Output dims of one batch group of a layer: [N / groups, K, H, W].
 Dims group_dims(const Layer& l, int64_t batch_groups);
 
+// Output channels per group of a grouped convolution (1 otherwise): a part
+// along k holds whole groups.
+int64_t k_unit(const Layer& l);
+
 // Every partition (b, k, h, w) of exactly `cores` parts whose factors divide
-// `dims`, in a fixed order (b, then k, then h, then w ascending).
-std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores);
+// `dims` (k parts each a multiple of `k_unit` channels), in a fixed order (b,
+// then k, then h, then w ascending).
+std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores, int64_t k_unit = 1);
 
 // The core counts 1..max_cores that some partition of `dims` achieves.
-std::vector<int> feasible_core_counts(const Dims& dims, int max_cores);
+std::vector<int> feasible_core_counts(const Dims& dims, int max_cores, int64_t k_unit = 1);
 
 // The divisors of n, ascending.
 std::vector<int64_t> divisors(int64_t n);

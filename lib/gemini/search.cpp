@@ -112,7 +112,7 @@ class Searcher {
     auto key = std::make_pair(layer, G);
     auto it = counts_.find(key);
     if (it == counts_.end())
-      it = counts_.emplace(key, feasible_core_counts(group_dims(net_.layers[size_t(layer)], G), C_)).first;
+      it = counts_.emplace(key, feasible_core_counts(group_dims(net_.layers[size_t(layer)], G), C_, k_unit(net_.layers[size_t(layer)]))).first;
     return it->second;
   }
 
@@ -134,7 +134,7 @@ class Searcher {
   mapping::Partition best_partition(int layer, int64_t n, int64_t G) {
     auto key = std::make_tuple(layer, n, G);
     if (auto it = best_part_.find(key); it != best_part_.end()) return it->second;
-    auto parts = partitions_of(group_dims(net_.layers[size_t(layer)], G), n);
+    auto parts = partitions_of(group_dims(net_.layers[size_t(layer)], G), n, k_unit(net_.layers[size_t(layer)]));
     mapping::Partition best;
     double best_score = std::numeric_limits<double>::infinity();
     for (const auto& p : parts) {
@@ -320,7 +320,7 @@ class Searcher {
     if (rng_.real() < 0.7) {
       lp.part = best_partition(lp.layer, int64_t(lp.cores.size()), G);
     } else {
-      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), int64_t(lp.cores.size()));
+      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), int64_t(lp.cores.size()), k_unit(net_.layers[size_t(lp.layer)]));
       lp.part = parts[size_t(rng_.below(int64_t(parts.size())))];
     }
   }
@@ -392,7 +392,8 @@ class Searcher {
 
   bool move_partition(SegmentPlan& sp) {
     LayerPlan& lp = sp.layers[size_t(rng_.below(int64_t(sp.layers.size())))];
-    auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], sp.batch_groups), int64_t(lp.cores.size()));
+    auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], sp.batch_groups), int64_t(lp.cores.size()),
+                               k_unit(net_.layers[size_t(lp.layer)]));
     if (parts.size() < 2) return false;
     mapping::Partition p = parts[size_t(rng_.below(int64_t(parts.size())))];
     if (p == lp.part) return false;
@@ -437,7 +438,7 @@ class Searcher {
       for (int c : cs)
         if (c <= int(lp.cores.size())) n = c;
       lp.cores.resize(size_t(n));
-      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), n);
+      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), n, k_unit(net_.layers[size_t(lp.layer)]));
       if (std::find(parts.begin(), parts.end(), lp.part) == parts.end()) lp.part = best_partition(lp.layer, n, G);
     }
     sp.batch_groups = G;
@@ -546,7 +547,7 @@ class Searcher {
       for (size_t pos = 0; pos < original.layers.size() && !spent(); ++pos) {
         const LayerPlan& lp = original.layers[pos];
         for (const auto& p : partitions_of(group_dims(net_.layers[size_t(lp.layer)], original.batch_groups),
-                                           int64_t(lp.cores.size()))) {
+                                           int64_t(lp.cores.size()), k_unit(net_.layers[size_t(lp.layer)]))) {
           if (p == lp.part || spent()) continue;
           SegmentPlan sp = original;
           sp.layers[pos].part = p;
@@ -702,7 +703,7 @@ Plan sequential_plan(const CostModel& model, Objective objective) {
   const int C = model.arch().core_count();
   Plan plan;
   for (size_t l = 0; l < net.layers.size(); ++l) {
-    auto counts = feasible_core_counts(group_dims(net.layers[l], 1), C);
+    auto counts = feasible_core_counts(group_dims(net.layers[l], 1), C, k_unit(net.layers[l]));
     int n = counts.back();
     LayerPlan lp;
     lp.layer = int(l);
@@ -731,7 +732,8 @@ std::vector<Plan> batch_split_plans(const CostModel& model) {
       if (rest == 1 && &order != &kOrders[0]) break;  // the order matters only when something is left to split
       Plan plan;
       for (size_t l = 0; l < net.layers.size(); ++l) {
-        const Dims d = net.layers[l].out;
+        Dims d = net.layers[l].out;
+        d[1] /= k_unit(net.layers[l]);  // k parts hold whole groups
         LayerPlan lp;
         lp.layer = int(l);
         lp.part = {b, 1, 1, 1};

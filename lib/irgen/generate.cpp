@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <numeric>
 #include <set>
 
 #include "irgen/irgen.hpp"
@@ -265,6 +266,7 @@ class Generator {
   void build_workloads();
   int64_t weight_bytes_per_k(const LayerModel& L) const;
   int64_t wl0_rows(int64_t kcount, int64_t per_k) const;
+  int64_t k_block(const LayerModel& L) const;
   std::vector<std::pair<int64_t, int64_t>> wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi) const;
   InputUse input_use(const LayerModel& L, const InputRef& in, const Box& out) const;
   void connect();
@@ -985,7 +987,7 @@ std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel&
   const int64_t per_k = weight_bytes_per_k(L);
   const int64_t capacity = a_.core.wl0_rows;  // in rows
   if (wl0_rows(kcount, per_k) <= capacity) return {{k_lo, k_hi}};
-  const int64_t cols = a_.core.pe_cols;
+  const int64_t cols = k_block(L);
   const int64_t block_rows = wl0_rows(cols, per_k);
   const int64_t per_run = capacity / 2 / block_rows;  // blocks per run
   if (per_run < 1) return {{k_lo, k_hi}};             // not even one block: stream from L2
@@ -997,8 +999,15 @@ std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel&
   return out;
 }
 
+// Output channels are cut (runs, streamed tiles) in multiples of this: whole
+// array column blocks, and whole groups of a grouped convolution.
+int64_t Generator::k_block(const LayerModel& L) const {
+  const int64_t groups = L.fir->op == fir::Op::Conv2d ? L.fir->group_count() : 1;
+  return groups > 1 ? std::lcm(a_.core.pe_cols, L.out[1] / groups) : a_.core.pe_cols;
+}
+
 void Generator::size_weight(WeightLoad& wt) {
-  const int64_t cols = a_.core.pe_cols;
+  const int64_t cols = k_block(layers_[size_t(wt.layer)]);
   const int64_t wl0_capacity = a_.core.wl0_rows;
   const LayerModel& L = layers_[size_t(wt.layer)];
   Dims wd = dims4(*fir::weight_shape(*L.fir));
@@ -1253,9 +1262,16 @@ ConvShape Generator::conv_shape(const Wl& w, bool weights_in_l2) const {
   ConvShape cs;
   cs.n = e[0], cs.k = e[1], cs.h = e[2], cs.w = e[3];
   cs.c = w.inputs[0].region.extent()[1];
-  auto win = L.fir->op == fir::Op::Conv2d ? L.fir->window() : std::array<int64_t, 2>{1, 1};
-  auto st = L.fir->op == fir::Op::Conv2d ? L.fir->strides() : std::array<int64_t, 2>{1, 1};
+  const bool conv = L.fir->op == fir::Op::Conv2d;
+  auto win = conv ? L.fir->window() : std::array<int64_t, 2>{1, 1};
+  auto st = conv ? L.fir->strides() : std::array<int64_t, 2>{1, 1};
+  auto dil = conv ? L.fir->dilations() : std::array<int64_t, 2>{1, 1};
   cs.r = win[0], cs.s = win[1], cs.stride_h = st[0], cs.stride_w = st[1];
+  cs.dilation_h = dil[0], cs.dilation_w = dil[1];
+  if (conv && L.fir->group_count() > 1) {
+    cs.group_out = L.out[1] / L.fir->group_count();
+    cs.group_in = in.dims[1] / L.fir->group_count();
+  }
   cs.in_bytes = in.bytes;
   cs.out_bytes = L.out_bytes;
   cs.weights_in_l2 = weights_in_l2;
@@ -1277,8 +1293,8 @@ void Generator::tile_pe(Wl& w) {
     InputUse u = input_use(L, in, tb);
     sir::Tile t;
     const MiniTile& m = pt.mini;
-    int64_t wh = (std::min(m.mini_h, pt.extent[2]) - 1) * cs.stride_h + cs.r;
-    int64_t ww = (std::min(m.mini_w, pt.extent[3]) - 1) * cs.stride_w + cs.s;
+    int64_t wh = (std::min(m.mini_h, pt.extent[2]) - 1) * cs.stride_h + (cs.r - 1) * cs.dilation_h + 1;
+    int64_t ww = (std::min(m.mini_w, pt.extent[3]) - 1) * cs.stride_w + (cs.s - 1) * cs.dilation_w + 1;
     t.act_mini_tile = Coord{1, m.mtc0, wh, ww};
     t.ci_cut_num = 1;
     t.cut_mode = mode;

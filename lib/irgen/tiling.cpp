@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <numeric>
 
 namespace cct::irgen {
 namespace {
@@ -36,6 +37,8 @@ int64_t Tiler::conv_cycles(const ConvShape& t, const MiniTile& m) const {
   timing::ConvTile ct;
   ct.n = t.n, ct.k = t.k, ct.c = t.c, ct.h = t.h, ct.w = t.w;
   ct.r = t.r, ct.s = t.s, ct.stride_h = t.stride_h, ct.stride_w = t.stride_w;
+  ct.dilation_h = t.dilation_h, ct.dilation_w = t.dilation_w;
+  ct.groups = t.grouped() ? t.k / t.group_out : 1;
   ct.mtk0 = m.mtk0, ct.mtc0 = m.mtc0, ct.mini_h = m.mini_h, ct.mini_w = m.mini_w;
   ct.in_bytes = t.in_bytes, ct.out_bytes = t.out_bytes;
   ct.weights_in_l2 = t.weights_in_l2;
@@ -56,7 +59,8 @@ MiniTile Tiler::best_mini(const ConvShape& t) {
   const auto mw_c = split_sizes(t.w, ol1_slots);
 
   auto fits = [&](const MiniTile& m) {
-    int64_t win = ((std::min(m.mini_h, t.h) - 1) * t.stride_h + t.r) * ((std::min(m.mini_w, t.w) - 1) * t.stride_w + t.s);
+    int64_t win = ((std::min(m.mini_h, t.h) - 1) * t.stride_h + (t.r - 1) * t.dilation_h + 1) *
+                  ((std::min(m.mini_w, t.w) - 1) * t.stride_w + (t.s - 1) * t.dilation_w + 1);
     return m.mtk0 * m.mini_h * m.mini_w <= ol1_slots && m.mtc0 * group_ch * t.in_bytes * win <= core.al1_bytes;
   };
   auto eval = [&](MiniTile& m) {
@@ -107,7 +111,8 @@ MiniTile Tiler::best_mini(const ConvShape& t) {
 }
 
 TilePlan Tiler::plan(const ConvShape& wl, int64_t max_tile_k) {
-  const int64_t cols = arch_.core.pe_cols;
+  // K cuts fall on array column blocks and, for grouped convolutions, on group boundaries.
+  const int64_t cols = wl.grouped() ? std::lcm(arch_.core.pe_cols, wl.group_out) : arch_.core.pe_cols;
   std::vector<int64_t> nks;
   int64_t nk_min = 1;
   if (max_tile_k > 0 && wl.k > max_tile_k) nk_min = ceil_div(wl.k, std::max<int64_t>(cols, max_tile_k / cols * cols));
@@ -142,6 +147,7 @@ TilePlan Tiler::plan(const ConvShape& wl, int64_t max_tile_k) {
             for (auto [w0, wn] : parts(wl.w, nw, 1)) {
               ConvShape t = wl;
               t.k = kn, t.h = hn, t.w = wn;
+              t.c = wl.tile_c(kn);
               PlannedTile pt;
               pt.offset = {0, k0, h0, w0};
               pt.extent = {wl.n, kn, hn, wn};

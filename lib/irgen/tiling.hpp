@@ -30,9 +30,18 @@ struct ConvShape {
   int64_t stride_h = 1, stride_w = 1;
   int in_bytes = 1, out_bytes = 1;
   bool weights_in_l2 = false;  // weights stream from L2 (lw_mov SS=0) instead of WL0
+  int64_t dilation_h = 1, dilation_w = 1;
+  // Grouped convolutions: output and input channels per group (0: dense).
+  // A tile then holds whole groups and reads only their input channels.
+  int64_t group_out = 0, group_in = 0;
   auto key() const {
-    return std::array<int64_t, 12>{n, k, c, h, w, r, s, stride_h, stride_w, in_bytes, out_bytes, weights_in_l2};
+    return std::array<int64_t, 16>{n,          k,          c,         h,        w,         r,         s,
+                                   stride_h,   stride_w,   dilation_h, dilation_w, group_out, group_in, in_bytes,
+                                   out_bytes,  weights_in_l2};
   }
+  bool grouped() const { return group_out > 0; }
+  // The input channels a tile of `kt` output channels reads.
+  int64_t tile_c(int64_t kt) const { return grouped() ? kt / group_out * group_in : c; }
 };
 
 struct MiniTile {
@@ -78,7 +87,7 @@ class Tiler {
 
  private:
   const arch::Architecture& arch_;
-  std::map<std::array<int64_t, 12>, MiniTile> memo_;
+  std::map<std::array<int64_t, 16>, MiniTile> memo_;
 };
 
 }  // namespace cct::irgen

@@ -139,6 +139,8 @@ CCT_DEFINE_PARAMS(pe_cfg_pm, E(P::ACTMD, EC::ActMode), N(P::ACTPM), E(P::QC, EC:
                   I(P::ADDEN), L(P::STRIDE, 2), EL(P::XYmode, EC::XCutMode, EC::YCutMode))
 CCT_DEFINE_PARAMS(pe_cfg_dq, I(P::DQC), N(P::DQB), N(P::DQK))
 CCT_DEFINE_PARAMS(pe_cfg_tp, L(P::KERNEL, 2), L(P::Tile, 5), I(P::MTK0), I(P::MTC0), L(P::MTI, 2))
+// Grouped and dilated convolutions (our extension, see formats/ISA_Format.md).
+CCT_DEFINE_PARAMS(pe_cfg_gp, I(P::GROUPS), L(P::DILATION, 2))
 CCT_DEFINE_PARAMS(pe_conv, I(P::PS), I(P::SPHI), I(P::SPWI), I(P::SBSG), I(P::DBSG), I(P::STaddr), I(P::SWaddr),
                   I(P::DTaddr), PREV, NEXT)
 CCT_DEFINE_PARAMS(vp_cfg_gcs, E(P::CMPS, EC::CMPS), E(P::SG0M, EC::SG0M), I(P::CMPVS), I(P::SG0VS), N(P::SG0V),

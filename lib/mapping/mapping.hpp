@@ -156,6 +156,7 @@ struct NetworkLayer {
   Dims dims{1, 1, 1, 1};               // output [N, K, H, W] over the whole batch
   int rank = 4;                        // rank of the output shape (> 4 cannot be partitioned)
   std::vector<std::string> producers;  // layers of the network feeding this one
+  int64_t k_unit = 1;                  // output channels per group (grouped convolutions: a part holds whole groups)
 };
 struct Network {
   int64_t batch = 1;

@@ -173,6 +173,10 @@ std::vector<std::string> check_against_network(const Mapping& m, const Network& 
           out.add(lp + "/partition/" + kFactorKeys[d], std::to_string(f[d]) + " does not divide the " +
                                                            std::to_string(dims[d]) + " " + what[d] + " of \"" +
                                                            l.layer + "\"");
+      // A grouped convolution's parts hold whole groups.
+      if (f[1] >= 1 && dims[1] % f[1] == 0 && nl.k_unit > 1 && (dims[1] / f[1]) % nl.k_unit != 0)
+        out.add(lp + "/partition/k", std::to_string(f[1]) + " parts of the " + std::to_string(dims[1] / nl.k_unit) +
+                                         " groups of \"" + l.layer + "\" would split a group");
     }
   }
 

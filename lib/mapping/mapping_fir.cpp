@@ -15,6 +15,8 @@ Network network_of(const fir::Graph& g) {
       nl.rank = int(s.size());
       for (size_t d = 0; d < s.size() && d < 4; ++d) nl.dims[d] = s[d];
     }
+    if (l->op == fir::Op::Conv2d && l->group_count() > 1 && nl.dims[1] % l->group_count() == 0)
+      nl.k_unit = nl.dims[1] / l->group_count();
     for (const fir::Layer* p : g.producers(*l)) nl.producers.push_back(p->name);
     net.layers.push_back(std::move(nl));
   }

@@ -122,6 +122,20 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       t.mtk0 = std::max<int64_t>(1, tp.get(Param::MTK0));
       t.mtc0 = tp.get(Param::MTC0);
       t.mini_h = at(mti, 0) + 1, t.mini_w = at(mti, 1) + 1;
+      // pe_cfg_gp is optional: before any, convolutions are dense and undilated.
+      if (have_cfg_[size_t(Opcode::pe_cfg_gp)]) {
+        const auto& gp = cfg_[size_t(Opcode::pe_cfg_gp)];
+        auto dil = gp.list(Param::DILATION);
+        t.groups = gp.get(Param::GROUPS);
+        t.dilation_h = at(dil, 0), t.dilation_w = at(dil, 1);
+        if (t.groups <= 0 || t.groups > kMaxDim || t.dilation_h <= 0 || t.dilation_w <= 0 || t.dilation_h > kMaxDim ||
+            t.dilation_w > kMaxDim)
+          throw_input_error(at_line(file, line, "pe_conv: pe_cfg_gp GROUPS and DILATION must be positive"));
+        if (t.k % t.groups != 0 || t.c % t.groups != 0)
+          throw_input_error(at_line(file, line, "pe_conv: pe_cfg_gp GROUPS " + std::to_string(t.groups) +
+                                                    " does not divide the tile's " + std::to_string(t.k) + " outputs and " +
+                                                    std::to_string(t.c) + " inputs"));
+      }
       t.in_bytes = format_bytes(fm.get(Param::SF));
       t.out_bytes = format_bytes(fm.get(Param::DF));
       auto it = wl0_in_l2_.find(inst.get(Param::SWaddr));

@@ -67,6 +67,9 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
   auto bad = [&](const char* what) { throw_input_error(std::string(where) + ": " + what); };
   if (t.n <= 0 || t.k <= 0 || t.c <= 0 || t.h <= 0 || t.w <= 0) bad("tile sizes must be positive");
   if (t.r <= 0 || t.s <= 0 || t.stride_h <= 0 || t.stride_w <= 0) bad("kernel and stride must be positive");
+  if (t.dilation_h <= 0 || t.dilation_w <= 0) bad("dilation must be positive");
+  if (t.groups <= 0 || t.k % t.groups != 0 || t.c % t.groups != 0)
+    bad("groups must divide the tile's output and input channels");
   if (t.mtk0 <= 0 || t.mtc0 < 0 || t.mini_h <= 0 || t.mini_w <= 0) bad("mini tile sizes must be positive");
   if (t.in_bytes <= 0 || t.out_bytes <= 0) bad("element sizes must be positive");
   // The model walks (output groups / mtk0) x (channel blocks) weight blocks:
@@ -79,13 +82,29 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
   const int64_t rows = a.core.pe_rows;      // input channels (x kernel taps) per cycle
   const int64_t cols = a.core.pe_cols;      // output channels per cycle
   const int64_t align = a.core.l2_channel_align_bytes;
-  const int64_t c_pad = round_up(t.c * t.in_bytes, align) / t.in_bytes;  // channels as laid out in L2
+  auto padded = [&](int64_t ch) { return round_up(ch * t.in_bytes, align) / t.in_bytes; };  // channels as laid out
+  const bool grouped = t.groups > 1;
+  const int64_t group_in = t.c / t.groups, group_out = t.k / t.groups;
+  const int64_t rec_c = padded(group_in);  // input channels of one output channel's weight record
   const int64_t taps = t.r * t.s;
   const int64_t out_groups = ceil_div(t.k, cols);
   const int64_t group_ch = align / t.in_bytes;  // MTC0 counts groups of this many channels
-  const int64_t ch_mini = t.mtc0 == 0 ? c_pad : std::min(c_pad, t.mtc0 * group_ch);
   const int64_t mini_h = std::min(t.mini_h, t.h), mini_w = std::min(t.mini_w, t.w);
   const double out_floor = t.out_bytes >= 2 ? tm.pe_output_cycles_fp16 : tm.pe_output_cycles_int8;
+  // The input window of an output block of h x w pixels.
+  auto window_of = [&](int64_t h, int64_t w) {
+    return ((h - 1) * t.stride_h + (t.r - 1) * t.dilation_h + 1) * ((w - 1) * t.stride_w + (t.s - 1) * t.dilation_w + 1);
+  };
+  // Input channels the outputs [k0, k1) read: all of them for a dense
+  // convolution, the channels of the groups they belong to otherwise (a
+  // grouped convolution runs on the array as the block-diagonal dense one:
+  // each column reads its group's channels, so a column block of depthwise
+  // outputs reads as many channels as it has columns).
+  auto channels_read = [&](int64_t k0, int64_t k1) {
+    if (!grouped) return padded(t.c);
+    return padded((( k1 - 1) / group_out - k0 / group_out + 1) * group_in);
+  };
+  auto ch_mini_of = [&](int64_t ch) { return t.mtc0 == 0 ? ch : std::min(ch, t.mtc0 * group_ch); };
 
   // Output mini tiles of one image fall in at most four size classes: full,
   // right edge, bottom edge and corner.
@@ -105,20 +124,23 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
 
   // Input pixels of a 1x1 convolution read at this pitch collide in L2.
   const bool conflicts = taps == 1 && tm.pe_bank_conflict_pitch_bytes > 0 &&
-                         double(c_pad * t.in_bytes * t.stride_w) == tm.pe_bank_conflict_pitch_bytes;
+                         double(padded(t.c) * t.in_bytes * t.stride_w) == tm.pe_bank_conflict_pitch_bytes;
 
   ConvCost cost;
   // Cycles of all output mini tiles of the batch for one input-channel mini
-  // tile of `ch` channels and `mk` output groups processed together.
+  // tile of `ch` channels and `mk` output groups processed together. In a
+  // dense convolution every output group reads the same channels (the array
+  // takes them mk times); in a grouped one they are the groups' own channels,
+  // read once.
   auto minis_cycles = [&](int64_t ch, int64_t mk, int64_t* act_bytes) {
+    const int64_t passes = grouped ? 1 : mk;
     double sum = 0;
     for (int i = 0; i < nminis; ++i) {
       const Mini& m = minis[i];
-      double macs_cycles = double(mk * m.h * m.w * ch * taps) / double(rows);
-      int64_t window = ((m.h - 1) * t.stride_h + t.r) * ((m.w - 1) * t.stride_w + t.s);
-      int64_t act = ch * t.in_bytes * window;
+      double macs_cycles = double(passes * m.h * m.w * ch * taps) / double(rows);
+      int64_t act = ch * t.in_bytes * window_of(m.h, m.w);
       double cycles = std::max(macs_cycles, double(act) / tm.pe_act_bytes_per_cycle);
-      int64_t mini_weights = mk * cols * ch * taps;
+      int64_t mini_weights = mk * cols * (grouped ? rec_c : ch) * taps;
       if (taps == 1 && double(mini_weights) > tm.pe_weight_cache_bytes)
         cycles = std::max(cycles, double(mini_weights) / tm.pe_weight_reload_bytes_per_cycle);
       if (conflicts) cycles += tm.pe_bank_conflict_cycles;
@@ -129,37 +151,39 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
   };
 
   double compute = 0;
-  int64_t channel_minis = ceil_div(c_pad, ch_mini);
+  int64_t first_ch_mini = 0, first_channel_minis = 1;
   for (int64_t g = 0; g < out_groups; g += t.mtk0) {
     int64_t mk = std::min(t.mtk0, out_groups - g);
+    int64_t ch_read = channels_read(g * cols, std::min(t.k, (g + mk) * cols));
+    int64_t ch_mini = ch_mini_of(ch_read);
+    if (g == 0) first_ch_mini = ch_mini, first_channel_minis = ceil_div(ch_read, ch_mini);
     double group = 0;
-    for (int64_t c0 = 0; c0 < c_pad; c0 += ch_mini) group += minis_cycles(std::min(ch_mini, c_pad - c0), mk, &cost.act_bytes);
+    for (int64_t c0 = 0; c0 < ch_read; c0 += ch_mini) group += minis_cycles(std::min(ch_mini, ch_read - c0), mk, &cost.act_bytes);
     group = std::max(group, double(t.n * t.h * t.w * mk) * out_floor);
     compute += group;
   }
 
   // Pipeline fill: grows with the first activation window.
-  int64_t first_window = ((mini_h - 1) * t.stride_h + t.r) * ((mini_w - 1) * t.stride_w + t.s);
-  double first_act = double(ch_mini * t.in_bytes * first_window);
+  double first_act = double(first_ch_mini * t.in_bytes * window_of(mini_h, mini_w));
   double setup = tm.pe_setup_cycles + tm.pe_setup_cycles_per_act_line * first_act / double(rows) +
-                 (channel_minis > 1 ? tm.pe_channel_split_cycles : 0.0);
+                 (first_channel_minis > 1 ? tm.pe_channel_split_cycles : 0.0);
 
-  // Weights stream in blocks of `rows` input channels x (mtk0 x cols) outputs
-  // and overlap the compute; before the first mini tile the weights of its
-  // channels (whole blocks) must be in.
+  // Weights stream in blocks of `rows` record channels x (mtk0 x cols)
+  // outputs and overlap the compute; before the first mini tile the weights
+  // of its channels (whole blocks) must be in.
   const double weight_rate = t.weights_in_l2 ? tm.lw_bytes_per_cycle : tm.pe_wl0_bytes_per_cycle;
   const double extra_per_k = double(a.core.weight_extra_bytes_per_out_channel);
   double first_block = -1, all_blocks = 0;
   int64_t blocks = 0;
   for (int64_t g = 0; g < out_groups; g += t.mtk0) {
     int64_t mk = std::min(t.mtk0, out_groups - g);
-    for (int64_t c0 = 0; c0 < c_pad; c0 += rows) {
-      int64_t ch = std::min(rows, c_pad - c0);
-      double bytes = double(mk * cols) * (double(ch * taps * t.in_bytes) + extra_per_k * double(ch) / double(c_pad));
+    for (int64_t c0 = 0; c0 < rec_c; c0 += rows) {
+      int64_t ch = std::min(rows, rec_c - c0);
+      double bytes = double(mk * cols) * (double(ch * taps * t.in_bytes) + extra_per_k * double(ch) / double(rec_c));
       double cycles = bytes / weight_rate;
       if (first_block < 0) {
-        int64_t first_ch = std::min(c_pad, round_up(ch_mini, rows));
-        first_block = double(mk * cols) * (double(first_ch * taps * t.in_bytes) + extra_per_k * double(first_ch) / double(c_pad)) /
+        int64_t first_ch = std::min(rec_c, round_up(grouped ? rec_c : first_ch_mini, rows));
+        first_block = double(mk * cols) * (double(first_ch * taps * t.in_bytes) + extra_per_k * double(first_ch) / double(rec_c)) /
                       weight_rate;
       }
       all_blocks += cycles;
@@ -169,8 +193,8 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
   double work = std::max(first_block + compute + setup, all_blocks + compute / double(blocks));
   cost.cycles = scaled_cycles(tm.pe_fixed_cycles, work, tm.pe_efficiency);
 
-  cost.macs = t.n * t.h * t.w * t.k * t.c * taps;
-  cost.weight_bytes = weight_bytes(a, t.k, t.c, t.r, t.s, t.in_bytes);
+  cost.macs = t.n * t.h * t.w * t.k * group_in * taps;
+  cost.weight_bytes = weight_bytes(a, t.k, group_in, t.r, t.s, t.in_bytes);
   cost.out_bytes = activation_bytes(a, t.n, t.k, t.h, t.w, t.out_bytes);
   const auto& en = a.energy;
   cost.energy.mac = double(cost.macs) * en.mac_pj;

@@ -62,6 +62,8 @@ struct ConvTile {
   int64_t n = 1, k = 1, c = 1, h = 1, w = 1;  // batch, output channels, input channels, output rows, output cols
   int64_t r = 1, s = 1;                       // kernel rows, cols
   int64_t stride_h = 1, stride_w = 1;
+  int64_t dilation_h = 1, dilation_w = 1;  // distance between kernel taps, in input pixels
+  int64_t groups = 1;       // grouped convolution: k and c split into this many independent groups
   int64_t mtk0 = 1;         // groups of 64 output channels per mini tile (>= 1)
   int64_t mtc0 = 0;         // groups of 8 input channels per mini tile (0 = all input channels)
   int64_t mini_h = 1, mini_w = 1;  // output mini tile, pixels (MTI + 1)
@@ -72,7 +74,7 @@ struct ConvTile {
 
 struct ConvCost {
   int64_t cycles = 0;        // duration of the pe_conv
-  int64_t macs = 0;          // useful multiply-accumulates
+  int64_t macs = 0;          // useful multiply-accumulates (a grouped tile's own, not the block-diagonal ones)
   int64_t act_bytes = 0;     // activation bytes fetched from L2 (windows of all mini tiles)
   int64_t weight_bytes = 0;  // weight bytes read (from WL0 or L2)
   int64_t out_bytes = 0;     // output bytes written to L2
