@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "../frontend/onnx_builder.hpp"
 #include "../testing/testing.hpp"
 #include "asm/asm.hpp"
 #include "func/layout.hpp"
@@ -15,7 +16,9 @@
 #include "interp/int8_ops.hpp"
 #include "irgen/irgen.hpp"
 #include "isa/program_io.hpp"
+#include "sim/sim.hpp"
 #include "support/error.hpp"
+#include "support/io.hpp"
 #include "support/npy.hpp"
 
 namespace fs = std::filesystem;
@@ -131,6 +134,73 @@ TEST_CASE("the tiny ResNet runs bit for bit like the interpreter, every layer ma
       CHECK(cores.size() > 1);
     }
   }
+}
+
+// A chain of grouped convolutions between dense ones: depthwise (stride 2),
+// depthwise with a channel multiplier, grouped and dilated, groups of 3
+// outputs (not dividing the array's 64 columns), then dense again, so the
+// group configuration must be set and reset between tiles.
+const Compiled& grouped_model(int batch) {
+  static std::string path;
+  if (path.empty()) {
+    testing::OnnxBuilder b;
+    b.input("x", {-1, 16, 12, 12}).output("y", {-1, 24, 6, 6});
+    auto conv = [&](const std::string& in, const std::string& out, int64_t k, int64_t c, int64_t groups, int64_t kernel,
+                    int64_t stride, int64_t pad, int64_t dilation) {
+      b.random_init(out + "_w", {k, c / groups, kernel, kernel}).random_init(out + "_b", {k});
+      auto& n = b.node("Conv", {in, out + "_w", out + "_b"}, {out});
+      testing::OnnxBuilder::attr(n, "group", groups);
+      testing::OnnxBuilder::attr(n, "strides", std::vector<int64_t>{stride, stride});
+      testing::OnnxBuilder::attr(n, "pads", std::vector<int64_t>{pad, pad, pad, pad});
+      testing::OnnxBuilder::attr(n, "dilations", std::vector<int64_t>{dilation, dilation});
+    };
+    conv("x", "c0", 32, 16, 1, 3, 1, 1, 1);
+    b.node("Relu", {"c0"}, {"r0"});
+    conv("r0", "dw", 32, 32, 32, 3, 2, 1, 1);      // depthwise, stride 2
+    conv("dw", "dm", 64, 32, 32, 3, 1, 1, 1);      // depthwise, multiplier 2
+    conv("dm", "gd", 64, 64, 4, 3, 1, 2, 2);       // 4 groups, dilation 2
+    conv("gd", "g3", 24, 64, 8, 1, 1, 0, 1);       // 8 groups of 3 outputs
+    conv("g3", "y", 24, 24, 1, 3, 1, 1, 1);        // dense again
+    path = testing::temp_dir("func_grouped_model") + "/grouped.onnx";
+    write_output(path, b.bytes());
+  }
+  return func_test::compile_model(path, batch, "grouped");
+}
+
+TEST_CASE("grouped, depthwise and dilated convolutions run bit for bit, alone on a core and split across cores") {
+  for (std::string arch : {"zebu-1core", "chip-64tops"})
+    for (int batch : {1, 4}) {
+      CAPTURE(arch);
+      CAPTURE(batch);
+      const auto& a = arch_named(arch);
+      const Compiled& c = grouped_model(batch);
+      mapping::Mapping m = func_test::single_core(c.graph, arch);
+      if (a.core_count() >= 4)
+        // Every grouped layer split in four along k (whole groups per core), or k and w.
+        for (auto& s : m.segments)
+          for (auto& lm : s.layers) {
+            const fir::Layer* l = c.graph.find(lm.layer);
+            if (l->group_count() <= 1) continue;
+            lm.cores = {0, 1, 2, 3};
+            lm.partition.k = l->group_count() % 4 == 0 ? 4 : 2;
+            lm.partition.w = 4 / lm.partition.k;
+          }
+      Built b = func_test::build(c, m, a, testing::temp_dir("func_grouped"));
+      func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+      auto want = func_test::interpret(c);
+      REQUIRE(r.outputs.size() == want.size());
+      CHECK(func_test::same_bits(r.outputs[0].tensor, want[0]));
+      int64_t npu_layers = 0, macs = 0, grouped_tiles = 0, resets = 0;
+      for (const auto& l : c.graph.layers()) npu_layers += l.device == fir::Device::Npu, macs += fir::macs(l);
+      CHECK(r.layers_checked == npu_layers);
+      // True MACs: the functional run and the timing model count the groups' own.
+      CHECK(r.macs == macs);
+      CHECK(sim::simulate(b.program, a).stats.macs == macs);
+      for (const auto& in : b.program.instructions)
+        if (in.op() == isa::Opcode::pe_cfg_gp) (in.get(isa::Param::GROUPS) > 1 ? grouped_tiles : resets) += 1;
+      CHECK(grouped_tiles > 0);
+      CHECK(resets > 0);  // back to dense (and undilated) after the grouped layers
+    }
 }
 
 // An addition on a core where one operand is a window of a wider tensor

@@ -174,6 +174,28 @@ TEST_CASE("rank and batch-group checks on a hand-built network") {
   CHECK_MESSAGE(found, joined(problems));
 }
 
+TEST_CASE("a grouped convolution's k parts hold whole groups") {
+  Network net;
+  net.batch = 1;
+  net.layers.push_back({"dw", true, {1, 48, 8, 8}, 4, {}, 3});  // 16 groups of 3 output channels
+  Mapping m;
+  m.arch = "x";
+  m.batch = 1;
+  m.segments.push_back({1, {{"dw", {0, 1, 2, 3}, {1, 4, 1, 1}, {}}}});
+  CHECK(check_against_network(m, net, "m").empty());  // 12 channels: 4 groups each
+  m.segments[0].layers[0].cores = {0, 1, 2, 3, 4, 5, 6, 7};
+  m.segments[0].layers[0].partition.k = 8;  // 6 channels: 2 groups each
+  CHECK(check_against_network(m, net, "m").empty());
+  m.segments[0].layers[0].cores = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
+  m.segments[0].layers[0].partition.k = 16;
+  CHECK(check_against_network(m, net, "m").empty());
+  m.segments[0].layers[0].cores = {0, 1, 2, 3, 4, 5};
+  m.segments[0].layers[0].partition.k = 6;  // 8 channels: 2 groups and 2 thirds
+  auto problems = check_against_network(m, net, "m");
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0] == "m: /segments/0/layers/0/partition/k: 6 parts of the 16 groups of \"dw\" would split a group");
+}
+
 TEST_CASE("the example in the format doc is the example file") {
   std::string doc = cct::testing::read_file(cct::testing::source_dir() + "/formats/Mapping_Format.md");
   size_t at = doc.find("## Example");

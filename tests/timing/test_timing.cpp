@@ -92,6 +92,44 @@ TEST_CASE("convolution cost behaves as predictors expect") {
   CHECK_THROWS_AS(timing::conv_cost(a, bad), Error);
 }
 
+TEST_CASE("grouped and dilated convolutions: true MACs, priced by the channels each column block reads") {
+  const auto& a = zebu();
+  // A dense tile is a tile of one group.
+  ConvTile dense = tile(1, 128, 64, 14, 14, 3, 1, 1, 0, 2, 2);
+  ConvTile one_group = dense;
+  one_group.groups = 1;
+  CHECK(timing::conv_cost(a, dense).cycles == timing::conv_cost(a, one_group).cycles);
+  // Depthwise: 128 channels, each its own group.
+  ConvTile dw = tile(1, 128, 128, 14, 14, 3, 1, 1, 0, 2, 2);
+  dw.groups = 128;
+  auto d = timing::conv_cost(a, dw);
+  CHECK(d.macs == 128 * 14 * 14 * 9);
+  CHECK(d.weight_bytes == timing::weight_bytes(a, 128, 1, 3, 3, 1));
+  // Each block of 64 columns reads its 64 channels: as many array passes as
+  // the dense 64 -> 128 convolution, for 64 times fewer MACs.
+  ConvTile dense64 = tile(1, 128, 64, 14, 14, 3, 1, 1, 0, 2, 2);
+  auto dd = timing::conv_cost(a, dense64);
+  CHECK(d.cycles >= dd.cycles * 9 / 10);
+  CHECK(d.cycles <= dd.cycles * 11 / 10);
+  CHECK(double(d.cycles) >= double(d.macs) / double(a.core.macs_per_cycle()));
+  // Twice the depthwise channels: about twice the time.
+  ConvTile dw2 = dw;
+  dw2.k = dw2.c = 256, dw2.groups = 256;
+  auto d2 = timing::conv_cost(a, dw2);
+  CHECK(d2.cycles > d.cycles * 17 / 10);
+  CHECK(d2.cycles < d.cycles * 21 / 10);
+  // Groups that do not divide the tile are refused.
+  ConvTile bad = dw;
+  bad.groups = 3;
+  CHECK_THROWS_AS(timing::conv_cost(a, bad), Error);
+  // Dilation: the same MACs over a wider window.
+  ConvTile dil = dense;
+  dil.dilation_h = dil.dilation_w = 2;
+  auto x = timing::conv_cost(a, dil);
+  CHECK(x.macs == timing::conv_cost(a, dense).macs);
+  CHECK(x.act_bytes > timing::conv_cost(a, dense).act_bytes);
+}
+
 TEST_CASE("vector-processor layers") {
   const auto& a = zebu();
   timing::VpOp add;  // FP16 + INT8 -> INT8 element-wise add, 64 x 56 x 56
