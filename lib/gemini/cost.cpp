@@ -562,8 +562,9 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   // ---- L2 footprint per position, weights and their issue positions
   int64_t overflow = 0;
   std::string problem;
-  auto note = [&](int64_t over, const std::string& what) {
-    if (over > overflow) overflow = over, problem = what;
+  int overflow_segment = -1;
+  auto note = [&](int64_t over, const std::string& what, int seg) {
+    if (over > overflow) overflow = over, problem = what, overflow_segment = seg;
   };
   std::vector<std::vector<int64_t>> l2(static_cast<size_t>(C)), rows(static_cast<size_t>(C));
   for (int c = 0; c < C; ++c) {
@@ -585,7 +586,8 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
       if (l2[size_t(c)][q] > a.core.l2_bytes)
         note(l2[size_t(c)][q] - a.core.l2_bytes, "the activations of workload " + std::to_string(q) + " on core " +
                                                      std::to_string(c) + " need " + std::to_string(l2[size_t(c)][q]) +
-                                                     " bytes of L2");
+                                                     " bytes of L2",
+             wls[size_t(per_core[size_t(c)][q])].seg);
   {
     std::map<std::tuple<int, int, int64_t>, int> wt_of;  // (core, layer, k_lo) -> weight
     for (size_t id = 0; id < wls.size(); ++id) {
@@ -653,7 +655,8 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
           int64_t peak = 0;
           for (int q = j; q <= t.last; ++q) peak = std::max(peak, u[size_t(q)]);
           note(peak + t.bytes - a.core.l2_bytes, "the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " +
-                                                     std::to_string(c) + " do not fit in L2 next to the activations");
+                                                     std::to_string(c) + " do not fit in L2 next to the activations",
+               wls[size_t(per_core[size_t(c)][size_t(t.first)])].seg);
         }
         t.issue = j;
         for (int q = j; q <= t.last; ++q) u[size_t(q)] += t.bytes;
@@ -692,7 +695,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
     }
   pc.energy = total;
   pc.energy += timing::static_energy(a, pc.cores_used, pc.cycles);
-  if (overflow > pc.overflow) pc.overflow = overflow, pc.problem = problem;
+  if (overflow > pc.overflow) pc.overflow = overflow, pc.problem = problem, pc.overflow_segment = overflow_segment;
   if (detail) {
     for (const SegmentPlan& sp : plan.segments) {
       SegmentCost sc;

@@ -89,6 +89,7 @@ struct PlanCost {
   timing::Energy energy;  // static energy over `cycles` included
   int64_t overflow = 0;   // bytes beyond a core's L2 (0: fits)
   std::string problem;    // the first capacity problem, for messages
+  int overflow_segment = -1;  // the segment of the largest overflow (-1: none)
   int cores_used = 0;
   std::vector<SegmentCost> segments;
   std::vector<TimelineStep> timeline;  // with detail: every step, per core in program order

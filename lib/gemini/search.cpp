@@ -601,7 +601,31 @@ class Searcher {
     t0_ = Clock::now();
     SearchResult res;
     if (C_ == 1) {
+      // One layer per segment. A segment whose workload does not fit L2
+      // takes its batch in more groups, and so do the segments before it
+      // whose outputs are live there (their batch groups then die one by
+      // one), widening back until the overflow there goes or no batch-group
+      // count is left.
       res.plan = single_core_plan(net_);
+      PlanCost cost = model_.evaluate(res.plan, false);
+      constexpr int kMaxWiden = 16;
+      while (!cost.feasible() && cost.overflow_segment >= 0) {
+        const int s = cost.overflow_segment;
+        bool better = false;
+        for (int lo = s; lo >= std::max(0, s - kMaxWiden) && !better; --lo) {
+          Plan p = res.plan;
+          bool raised = false;
+          for (int k = lo; k <= s; ++k) {
+            SegmentPlan& sp = p.segments[size_t(k)];
+            auto next = std::upper_bound(groups_.begin(), groups_.end(), sp.batch_groups);
+            if (next != groups_.end()) sp.batch_groups = *next, raised = true;
+          }
+          if (!raised) continue;
+          PlanCost c = model_.evaluate(p, false);
+          if (c.overflow_segment != s || c.overflow < cost.overflow) res.plan = std::move(p), cost = c, better = true;
+        }
+        if (!better) break;
+      }
     } else {
       res.plan.segments = segment_dp();
       const Plan segmented = res.plan;
