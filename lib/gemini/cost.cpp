@@ -249,7 +249,7 @@ struct CostModel::Impl {
     irgen::ConvShape cs;
     cs.n = e[0], cs.k = e[1], cs.h = e[2], cs.w = e[3];
     cs.c = c;
-    if (L.kind == LayerKind::Conv) cs.r = L.kernel_h, cs.s = L.kernel_w, cs.stride_h = L.stride_h, cs.stride_w = L.stride_w;
+    if (L.pe()) cs.r = L.kernel_h, cs.s = L.kernel_w, cs.stride_h = L.stride_h, cs.stride_w = L.stride_w;
     cs.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
     cs.out_bytes = L.out_bytes;
     return cs;
@@ -343,7 +343,7 @@ struct CostModel::Impl {
       timing::ConvTile t;
       t.n = e[0], t.k = e[1], t.h = e[2], t.w = e[3];
       t.c = L.inputs.empty() ? 1 : extent(input_region(net, L, 0, box))[1];
-      if (L.kind == LayerKind::Conv) t.r = L.kernel_h, t.s = L.kernel_w, t.stride_h = L.stride_h, t.stride_w = L.stride_w;
+      if (L.pe()) t.r = L.kernel_h, t.s = L.kernel_w, t.stride_h = L.stride_h, t.stride_w = L.stride_w;
       t.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
       t.out_bytes = L.out_bytes;
       en = timing::conv_cost(a, timing::with_default_mini_tiles(t), "gemini").energy;

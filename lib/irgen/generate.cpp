@@ -71,6 +71,7 @@ struct InputRef {
 struct LayerModel {
   const fir::Layer* fir = nullptr;
   bool pe = false;
+  fir::PeConv conv;  // PE layers: the convolution the array runs (fir::pe_conv)
   Dims out{};
   int out_bytes = 1;
   std::vector<InputRef> inputs;  // activations, in input order
@@ -355,6 +356,12 @@ void Generator::build_network() {
     LayerModel lm;
     lm.fir = l;
     lm.pe = is_pe_op(l->op);
+    if (lm.pe) {
+      std::string why;
+      auto pc = fir::pe_conv(*l, &why);
+      if (!pc) fail_fir(l->name, "does not run on the PE array: " + why);
+      lm.conv = *pc;
+    }
     if (l->output_shape.empty()) fail_fir(l->name, "layer has no output shape");
     lm.out = dims4(l->output_shape[0]);
     lm.out_bytes = dtype_size(l->output_dtype, 0);
@@ -960,9 +967,7 @@ void Generator::reset_connections() {
 // split point (WL0 before it, L2 after), then single-layer flips, each
 // candidate priced by estimate() on a timeline of compute and DRAM.
 int64_t Generator::weight_bytes_per_k(const LayerModel& L) const {
-  auto shape = fir::weight_shape(*L.fir);
-  if (!shape || shape->size() < 2) fail_fir(L.fir->name, "a PE layer without a [K, C, kh, kw] weight shape");
-  Dims wd = dims4(*shape);
+  const Dims& wd = L.conv.weight;
   int wbytes = dtype_size(L.fir->input_dtype, 1);
   return round_up(wd[1] * wbytes, a_.core.l2_channel_align_bytes) * wd[2] * wd[3] +
          a_.core.weight_extra_bytes_per_out_channel;
@@ -1001,7 +1006,7 @@ void Generator::size_weight(WeightLoad& wt) {
   const int64_t cols = a_.core.pe_cols;
   const int64_t wl0_capacity = a_.core.wl0_rows;
   const LayerModel& L = layers_[size_t(wt.layer)];
-  Dims wd = dims4(*fir::weight_shape(*L.fir));
+  const Dims& wd = L.conv.weight;
   int wbytes = dtype_size(L.fir->input_dtype, 1);
   wt.per_k = weight_bytes_per_k(L);
   int64_t kcount = wt.k_hi - wt.k_lo + 1;
@@ -1142,7 +1147,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
     wt.order = next_order_++;
     if (wt.direct) continue;
     const LayerModel& L = layers_[size_t(wt.layer)];
-    Dims wd = dims4(*fir::weight_shape(*L.fir));
+    const Dims& wd = L.conv.weight;
     const bool reserved = wt.l2_tensor >= 0;
     L2Tensor fresh;
     L2Tensor& t = reserved ? tensors_[size_t(wt.l2_tensor)] : fresh;
@@ -1253,8 +1258,8 @@ ConvShape Generator::conv_shape(const Wl& w, bool weights_in_l2) const {
   ConvShape cs;
   cs.n = e[0], cs.k = e[1], cs.h = e[2], cs.w = e[3];
   cs.c = w.inputs[0].region.extent()[1];
-  auto win = L.fir->op == fir::Op::Conv2d ? L.fir->window() : std::array<int64_t, 2>{1, 1};
-  auto st = L.fir->op == fir::Op::Conv2d ? L.fir->strides() : std::array<int64_t, 2>{1, 1};
+  auto win = L.conv.kernel;
+  auto st = L.conv.stride;
   cs.r = win[0], cs.s = win[1], cs.stride_h = st[0], cs.stride_w = st[1];
   cs.in_bytes = in.bytes;
   cs.out_bytes = L.out_bytes;
@@ -1432,7 +1437,7 @@ sir::Schedule Generator::emit() {
       }
       if (w.weight >= 0) {
         const WeightLoad& wt = weights_[size_t(w.weight)];
-        auto shape = dims4(*fir::weight_shape(*L.fir));
+        const Dims& shape = L.conv.weight;
         sir::Weight wg;
         wg.lower = {0, wt.k_lo, 0, 0};
         wg.upper = {0, wt.k_hi, shape[1] - 1, shape[2] * shape[3] - 1};
@@ -1461,7 +1466,7 @@ sir::Schedule Generator::emit() {
       std::stable_sort(wl0.begin(), wl0.end(), [](const WeightLoad* p, const WeightLoad* q) { return p->order < q->order; });
       for (const WeightLoad* wt : wl0) {
         const LayerModel& WL = layers_[size_t(wt->layer)];
-        auto shape = dims4(*fir::weight_shape(*WL.fir));
+        const Dims& shape = WL.conv.weight;
         sir::WeightBufferEntry en;
         en.address = wt->wl0_address;
         en.align = align;
@@ -1487,7 +1492,7 @@ sir::Schedule Generator::emit() {
   // DRAM: weight loads, then activation loads, by transfer id.
   for (const auto& wt : weights_) {
     const LayerModel& L = layers_[size_t(wt.layer)];
-    auto shape = dims4(*fir::weight_shape(*L.fir));
+    const Dims& shape = L.conv.weight;
     sir::DramLoad ld;
     for (int id : wt.workloads) ld.destination.push_back({wt.core, L.fir->name, sir::Endpoint::Core, id});
     ld.lower = {0, wt.k_lo, 0, 0};
