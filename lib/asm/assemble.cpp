@@ -1484,11 +1484,13 @@ void CoreAssembler::stores(size_t k) {
   for (const auto& x : sh_.s.dram.in)
     if (x.workload_id == w.workload_id) store_tid = x.transfer_id;
   if (store_tid < 0) fail(sh_.o, wptr(k) + "/ofmap/0/destination", "a DRAM destination without a \"-1\"/in store");
-  // The copy kept on core, if the output lives in its own buffer.
+  // The copy kept on core, if the output lives in its own buffer (not a
+  // reader's buffer that other cores fill early, which takes this output as
+  // one of its pieces, copied in the reader).
   const BufferTensor* copy = nullptr;
   if (!local.empty())
     for (const auto& b : w.buffer)
-      if (&b != &src && b.transfer_id &&
+      if (&b != &src && b.transfer_id && !early_buffer(b) &&
           std::find(b.transfer_id->begin(), b.transfer_id->end(), o.transfer_id) != b.transfer_id->end())
         copy = &b;
   if (sh_.dialect == Dialect::Wl1) {
