@@ -10,6 +10,7 @@
 
 #include "irgen/irgen.hpp"
 #include "irgen/tiling.hpp"
+#include "irgen/weight_runs.hpp"
 #include "mapping/mapping_fir.hpp"
 #include "support/error.hpp"
 #include "timing/timing.hpp"
@@ -23,10 +24,6 @@ using Dims = std::array<int64_t, 4>;
 int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
 int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : ceil_div(x, a) * a; }
 
-// WL0 addresses and sizes count rows of this many bytes (the instruction
-// set's unit; formats/ISA_Format.md).
-// A weight row of one output channel occupies whole bursts in WL0.
-constexpr int64_t kWl0ChannelAlign = 32;
 // L2 allocations start on this boundary.
 constexpr int64_t kL2AllocAlign = 64;
 
@@ -110,6 +107,9 @@ struct Wl {
   // consecutive on the core); they write one output tensor. `leader` is the
   // first sibling (the workload itself when the part is not split).
   int leader = 0;
+  // One of several runs of a part computed again for every batch group or
+  // stripe: its weights are loaded for this group alone.
+  bool group_weights = false;
   Box out;
   std::vector<InputUse> inputs;
   int64_t out_transfer = -1;
@@ -266,7 +266,7 @@ class Generator {
   void build_workloads();
   int64_t weight_bytes_per_k(const LayerModel& L) const;
   int64_t wl0_rows(int64_t kcount, int64_t per_k) const;
-  std::vector<std::pair<int64_t, int64_t>> wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi) const;
+  std::vector<std::pair<int64_t, int64_t>> wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi, bool once) const;
   InputUse input_use(const LayerModel& L, const InputRef& in, const Box& out) const;
   void connect();
   // (consumer core, segment, producer layer, window) -> the L2 tensor holding the window and its pieces
@@ -489,14 +489,16 @@ void Generator::build_workloads() {
           b.lower[2] += row0;
           b.upper[2] += row0;
           const int leader = id;
-          // Runs of output channels only when the part is computed once on its
-          // core: with several groups every group needs all the weights.
-          auto runs = groups * stripes == 1 ? wl0_chunks(L, b.lower[1], b.upper[1])
-                                            : std::vector<std::pair<int64_t, int64_t>>{{b.lower[1], b.upper[1]}};
+          // A part computed once on its core goes in runs of output channels
+          // when its weights do not fit WL0; one computed for every group
+          // (or stripe) streams them from L2 if it can (weight_runs).
+          const bool once = groups * stripes == 1;
+          auto runs = wl0_chunks(L, b.lower[1], b.upper[1], once);
           for (auto [k_lo, k_hi] : runs) {
             Wl w;
             w.id = id++;
             w.leader = leader;
+            w.group_weights = !once && runs.size() > 1;
             w.layer = li;
             w.core = int(lm.cores[size_t(part)]);
             w.segment = int(s);
@@ -738,11 +740,11 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
 void Generator::connect() {
   // Transfer ids: weights first (assigned in plan_weights order would
   // interleave), so reserve them now in workload order.
-  std::map<std::tuple<int, int, int64_t, int64_t>, int> weight_of;
+  std::map<std::tuple<int, int, int64_t, int64_t, int>, int> weight_of;
   for (auto& w : wls_) {
     const LayerModel& L = layers_[size_t(w.layer)];
     if (!L.pe) continue;
-    auto key = std::make_tuple(w.core, w.layer, w.out.lo[1], w.out.hi[1]);
+    auto key = std::make_tuple(w.core, w.layer, w.out.lo[1], w.out.hi[1], w.group_weights ? w.group : -1);
     auto it = weight_of.find(key);
     if (it == weight_of.end()) {
       WeightLoad wt;
@@ -973,30 +975,29 @@ int64_t Generator::weight_bytes_per_k(const LayerModel& L) const {
          a_.core.weight_extra_bytes_per_out_channel;
 }
 
-// WL0 rows (64-byte units) of `kcount` output channels loaded whole: blocks
-// of pe_cols channels, each channel's weights on whole 32-byte bursts.
-int64_t Generator::wl0_rows(int64_t kcount, int64_t per_k) const {
-  const int64_t cols = a_.core.pe_cols;
-  return ceil_div(kcount, cols) * round_up(per_k, kWl0ChannelAlign) * cols / a_.core.wl0_row_bytes;
-}
+// WL0 rows (64-byte units) of `kcount` output channels loaded whole
+// (irgen::wl0_rows: blocks of pe_cols channels, each channel's weights on
+// whole 32-byte bursts).
+int64_t Generator::wl0_rows(int64_t kcount, int64_t per_k) const { return irgen::wl0_rows(a_, kcount, per_k); }
 
-// The output-channel runs a PE part is computed in: the whole part when its
-// weights fit the weight buffer (or when weights stream from L2 anyway);
-// otherwise runs of whole pe_cols blocks whose weights fit half the buffer,
-// so that one run's weights load while the previous run computes.
-std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi) const {
+// The output-channel runs a PE part is computed in (weight_runs): the whole
+// part when its weights fit the weight buffer, when weights stream from L2
+// anyway, or when a part computed for several groups streams them; otherwise
+// runs of output channels whose weights fit half the buffer, so that one
+// run's weights load while the previous run computes.
+std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi,
+                                                               bool once) const {
   const int64_t kcount = k_hi - k_lo + 1;
   if (!L.pe || !o_.split_for_wl0 || o_.weight_path == WeightPath::L2) return {{k_lo, k_hi}};
   const int64_t per_k = weight_bytes_per_k(L);
-  const int64_t capacity = a_.core.wl0_rows;  // in rows
-  if (wl0_rows(kcount, per_k) <= capacity) return {{k_lo, k_hi}};
-  const int64_t cols = a_.core.pe_cols;
-  const int64_t block_rows = wl0_rows(cols, per_k);
-  const int64_t per_run = capacity / 2 / block_rows;  // blocks per run
-  if (per_run < 1) return {{k_lo, k_hi}};             // not even one block: stream from L2
-  const int64_t blocks = ceil_div(kcount, cols);
-  const int64_t runs = ceil_div(blocks, per_run);
-  const int64_t size = ceil_div(blocks, runs) * cols;  // nearly equal runs of whole blocks
+  const WeightRuns wr = weight_runs(a_, kcount, per_k, L.out_bytes, once);
+  if (wr.kind == WeightRuns::TooLarge)
+    fail_fir(L.fir->name, "one output channel's weights (" + std::to_string(per_k) + " bytes, " +
+                              std::to_string(wl0_rows(1, per_k)) + " rows of " + std::to_string(a_.core.wl0_row_bytes) +
+                              " bytes) do not fit half of the weight buffer (" + std::to_string(a_.core.wl0_rows) +
+                              " rows): the layer cannot be computed on this architecture");
+  if (wr.kind != WeightRuns::Runs) return {{k_lo, k_hi}};
+  const int64_t size = wr.run;
   std::vector<std::pair<int64_t, int64_t>> out;
   for (int64_t k = k_lo; k <= k_hi; k += size) out.push_back({k, std::min(k_hi, k + size - 1)});
   return out;
