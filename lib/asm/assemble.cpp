@@ -251,6 +251,7 @@ class CoreAssembler {
   const BufferTensor& ofmap_buffer(size_t k) const;
   Coord region_lower(size_t k, bool ofmap) const;
   std::vector<std::pair<size_t, const sir::Tile*>> tiles_in_order(size_t k) const;
+  fir::PeConv pe_conv(const std::string& layer_name, const std::string& pointer) const;
   std::array<int32_t, 4> weight_shape(const std::string& layer_name, const std::string& pointer) const;
   int64_t weight_per_k(const std::string& layer_name, const std::string& pointer) const;
   const DramWeightSlice& weight_slice(int64_t transfer_id, const std::string& pointer) const;
@@ -429,12 +430,19 @@ std::vector<std::pair<size_t, const sir::Tile*>> CoreAssembler::tiles_in_order(s
   return out;
 }
 
+fir::PeConv CoreAssembler::pe_conv(const std::string& name, const std::string& pointer) const {
+  std::string why;
+  auto pc = fir::pe_conv(layer_of(sh_, name, pointer), &why);
+  if (!pc) fail(sh_.o, pointer, "layer \"" + name + "\" does not run on the PE array: " + why);
+  return *pc;
+}
+
+// The weights as the array holds them, [K, C, kh, kw] (fir::pe_conv: a
+// dense layer's [K, C] is [K, C, 1, 1]).
 std::array<int32_t, 4> CoreAssembler::weight_shape(const std::string& name, const std::string& pointer) const {
-  const fir::Layer& l = layer_of(sh_, name, pointer);
-  if (l.input_shape.size() < 2 || l.input_shape[1].size() != 4)
-    fail(sh_.o, pointer, "layer \"" + name + "\" has no [K, C, kh, kw] weight shape in the Frontend IR");
+  const auto w = pe_conv(name, pointer).weight;
   std::array<int32_t, 4> s{};
-  for (int i = 0; i < 4; ++i) s[i] = i32(l.input_shape[1][i], sh_.o, pointer, "weight dimension");
+  for (int i = 0; i < 4; ++i) s[i] = i32(w[size_t(i)], sh_.o, pointer, "weight dimension");
   return s;
 }
 
@@ -503,7 +511,8 @@ void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swa
     pm.set(Param::QK, 0);
   }
   pm.set(Param::ADDEN, 0);
-  auto st = L.strides();
+  const fir::PeConv pc = pe_conv(L.name, p + "/layer_name");
+  auto st = pc.stride;
   pm.set_list(Param::STRIDE, {static_cast<int32_t>(st[0]), static_cast<int32_t>(st[1])});
   pm.set_list(Param::XYmode, {static_cast<int32_t>(isa::XCutMode::CUT_K),
                               static_cast<int32_t>(ycut_of(t.cut_mode.value_or("KK")))});
@@ -517,7 +526,7 @@ void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swa
   auto id = dims_of(t.ifmap_lower, t.ifmap_upper);
   Instruction tp(Opcode::pe_cfg_tp);
   tp.mapping = mp;
-  auto win = L.window();
+  auto win = pc.kernel;
   tp.set_list(Param::KERNEL, {static_cast<int32_t>(win[0]), static_cast<int32_t>(win[1])});
   tp.set_list(Param::Tile, {i32(od[0], sh_.o, p, "tile"), i32(od[1], sh_.o, p, "tile"), i32(id[1], sh_.o, p, "tile"),
                             i32(od[2], sh_.o, p, "tile"), i32(od[3], sh_.o, p, "tile")});
@@ -1500,11 +1509,13 @@ void CoreAssembler::stores(size_t k) {
   for (const auto& x : sh_.s.dram.in)
     if (x.workload_id == w.workload_id) store_tid = x.transfer_id;
   if (store_tid < 0) fail(sh_.o, wptr(k) + "/ofmap/0/destination", "a DRAM destination without a \"-1\"/in store");
-  // The copy kept on core, if the output lives in its own buffer.
+  // The copy kept on core, if the output lives in its own buffer (not a
+  // reader's buffer that other cores fill early, which takes this output as
+  // one of its pieces, copied in the reader).
   const BufferTensor* copy = nullptr;
   if (!local.empty())
     for (const auto& b : w.buffer)
-      if (&b != &src && b.transfer_id &&
+      if (&b != &src && b.transfer_id && !early_buffer(b) &&
           std::find(b.transfer_id->begin(), b.transfer_id->end(), o.transfer_id) != b.transfer_id->end())
         copy = &b;
   if (sh_.dialect == Dialect::Wl1) {

@@ -394,6 +394,46 @@ std::optional<Shape> weight_shape(const Layer& l) {
   return std::nullopt;
 }
 
+std::optional<PeConv> pe_conv(const Layer& l, std::string* why) {
+  auto no = [&](const std::string& what) -> std::optional<PeConv> {
+    if (why) *why = what;
+    return std::nullopt;
+  };
+  auto text = [](const Shape& s) {
+    std::string t = "[";
+    for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+    return t + "]";
+  };
+  if (l.op != Op::Conv2d && l.op != Op::Dense)
+    return no("a " + std::string(op_name(l.op)) + " layer is not a convolution on the PE array");
+  if (l.input_shape.size() < 2) return no("no weight shape (input_shape[1])");
+  const Shape& x = l.input_shape[0];
+  const Shape& w = l.input_shape[1];
+  for (const Shape* s : {&x, &w})
+    for (int64_t d : *s)
+      if (d < 1) return no("input_shape " + text(*s) + " has a dimension below 1");
+  PeConv pc;
+  if (l.op == Op::Conv2d) {
+    if (w.size() != 4) return no("a conv2d needs a [K, C, kh, kw] weight shape, input_shape[1] is " + text(w));
+    for (int i = 0; i < 4; ++i) pc.weight[size_t(i)] = w[size_t(i)];
+    pc.kernel = {w[2], w[3]};
+    pc.stride = l.strides();
+    pc.dilation = l.dilations();
+    pc.pads = l.pads();
+    pc.groups = l.group_count();
+    return pc;
+  }
+  if (x.size() < 2 || x.size() > 4 || w.size() < 2)
+    return no("a dense layer needs a 2- to 4-D input and an at least 2-D weight, input_shape is " + text(x) + ", " + text(w));
+  Shape sample(x.begin() + 1, x.end());
+  if (element_count(sample) != element_count(w) / w[0])
+    return no("the dense layer's weight " + text(w) + " does not take each sample of its input " + text(x) +
+              " whole (a dense over the last axis of a token tensor is not a convolution on the PE array)");
+  pc.weight = {w[0], x[1], x.size() > 2 ? x[2] : 1, x.size() > 3 ? x[3] : 1};
+  pc.kernel = {pc.weight[2], pc.weight[3]};
+  return pc;
+}
+
 int64_t macs(const Layer& l) {
   if (l.output_shape.empty()) return 0;
   const Shape& out = l.output_shape[0];

@@ -251,6 +251,28 @@ class Graph {
 // The weight tensor shape of conv2d/dense/matmul with a constant operand
 // (input_shape[1]), nullopt for layers without weights.
 std::optional<Shape> weight_shape(const Layer& l);
+// The PE array's view of a layer: every conv2d and dense layer runs as a
+// convolution. A dense layer whose weights take each sample whole (input
+// [N, C], [N, C, H, W] or any shape whose sample has as many elements as a
+// weight row) is, with its input viewed as [N, C, H, W] (dims padded with 1s
+// at the end, as every stage holds tensors), the H x W convolution without
+// padding of weights [K, C, H, W] (the same bytes as [K, C*H*W]: a flatten
+// reads NCHW in this order): a 1 x 1 convolution of [K, C] weights over an
+// [N, C] input, a 6 x 6 one after AlexNet's flatten. Asm, irgen, gemini and
+// the functional model's weight image all take the weight shape and the
+// geometry from here.
+struct PeConv {
+  std::array<int64_t, 4> weight{};  // [K, C/groups, kh, kw]
+  std::array<int64_t, 2> kernel{1, 1}, stride{1, 1}, dilation{1, 1};
+  std::array<int64_t, 4> pads{};  // top, bottom, left, right
+  int64_t groups = 1;
+  // Output channels per group: a part, run or tile of the layer holds whole groups.
+  int64_t k_per_group() const { return groups > 1 ? weight[0] / groups : 1; }
+};
+// nullopt for a layer the array cannot run as a convolution (no weights, a
+// matmul of two activations, a dense over the last axis of a token tensor,
+// shapes that do not agree); `why`, when given, then says what is wrong.
+std::optional<PeConv> pe_conv(const Layer& l, std::string* why = nullptr);
 // Multiply-accumulates of a PE layer (conv2d, dense, matmul); 0 for the rest.
 int64_t macs(const Layer& l);
 int64_t element_count(const Shape& s);

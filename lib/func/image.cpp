@@ -99,16 +99,20 @@ DramImage build_dram_image(const assembler::DramLayout& layout, const fir::Graph
     auto it = cache.find(s.layer);
     if (it == cache.end()) {
       Packed p;
-      auto ws = fir::weight_shape(*l);
-      if (!ws || ws->size() != 4) layer_error(*l, "needs a [K, C, kh, kw] weight shape (input_shape[1])");
+      // The weights as the PE array holds them (a dense layer's [K, C] is
+      // [K, C, 1, 1]); the .npy holds them in the same order, as input_shape[1].
+      std::string why;
+      auto pc = fir::pe_conv(*l, &why);
+      if (!pc) layer_error(*l, "does not run on the PE array: " + why);
+      const fir::Shape& ws = l->input_shape[1];
       if (!l->quant_info || l->quant_info->inputs.empty()) layer_error(*l, "quant_info has no input_scale1");
       NpyArray k = load_role(*l, "k", load), b = load_role(*l, "b", load), ks = load_role(*l, "k_scale", load);
       if (k.type != NpyType::I8) layer_error(*l, "'k' must be int8");
-      if (k.shape != *ws) layer_error(*l, "'k' has shape " + shape_text(k.shape) + ", input_shape[1] is " + shape_text(*ws));
-      const int64_t K = (*ws)[0];
+      if (k.shape != ws) layer_error(*l, "'k' has shape " + shape_text(k.shape) + ", input_shape[1] is " + shape_text(ws));
+      const int64_t K = pc->weight[0];
       if (int64_t(b.count()) != K || int64_t(ks.count()) != K)
         layer_error(*l, "'b' and 'k_scale' must hold one value per output channel (" + std::to_string(K) + ")");
-      p.shape = *ws;
+      p.shape = fir::Shape(pc->weight.begin(), pc->weight.end());
       p.k.resize(k.count());
       std::memcpy(p.k.data(), k.bytes.data(), k.count());
       p.bias = b.to_float();
@@ -144,9 +148,12 @@ DramImage build_dram_image(const assembler::DramLayout& layout, const fir::Graph
     if (index < 0 || size_t(index) >= inputs.size())
       layer_error(*l, "reads DRAM input transfer " + std::to_string(r.transfer_id) + " but no graph input");
     const NpyArray& x = inputs[size_t(index)];
-    if (x.shape.size() != 4) throw_input_error(gi[size_t(index)].name + ": expected a 4-D [N, C, H, W] array");
+    // Fewer dimensions ([N, C] before a dense layer) are viewed as [N, C, 1, 1], as every stage holds them.
+    if (x.shape.empty() || x.shape.size() > 4)
+      throw_input_error(gi[size_t(index)].name + ": expected a 1- to 4-D [N, C, H, W] array");
     auto d = r.dims();
-    const auto& S = x.shape;
+    fir::Shape S = x.shape;
+    S.resize(4, 1);
     for (int k = 0; k < 4; ++k)
       if (r.lower[k] < 0 || r.upper[k] >= S[size_t(k)])
         throw_input_error("input transfer " + std::to_string(r.transfer_id) + " reads outside " + gi[size_t(index)].name +

@@ -10,6 +10,7 @@
 #include <queue>
 
 #include "irgen/tiling.hpp"
+#include "irgen/weight_runs.hpp"
 #include "support/error.hpp"
 
 namespace cct::gemini {
@@ -57,12 +58,6 @@ double PlanCost::value(Objective o, const arch::Architecture& a) const {
 namespace {
 
 int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
-int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : ceil_div(x, a) * a; }
-
-// The weight buffer as irgen lays it out (lib/irgen/generate.cpp): addressed
-// in rows of 64 bytes, each output channel's weights starting on a 32-byte
-// burst; a streamed layer's tiles take two slots of half the buffer.
-constexpr int64_t kWl0ChannelAlign = 32;
 
 struct Route {
   std::vector<int> resources;
@@ -83,6 +78,12 @@ mapping::Box shifted(mapping::Box b, int64_t n0) {
 struct Wl {
   int core = 0, seg = 0, group = 0, pos = 0, part = 0, layer = 0;
   int q = 0;                  // position on its core
+  // A part computed in runs of output channels (irgen::weight_runs) is one
+  // workload per run, consecutive on its core: `leader` is the first (the
+  // workload itself otherwise); `group_weights`: the run's weights are
+  // loaded for its batch group alone (a part computed for several groups).
+  int leader = 0;
+  bool run = false, group_weights = false;
   int64_t cycles = 0;
   int64_t out_bytes = 0;
   mapping::Box box;           // output, whole-batch coordinates
@@ -250,7 +251,7 @@ struct CostModel::Impl {
     irgen::ConvShape cs;
     cs.n = e[0], cs.k = e[1], cs.h = e[2], cs.w = e[3];
     cs.c = c;
-    if (L.kind == LayerKind::Conv) {
+    if (L.pe()) {
       cs.r = L.kernel_h, cs.s = L.kernel_w, cs.stride_h = L.stride_h, cs.stride_w = L.stride_w;
       cs.dilation_h = L.dilation_h, cs.dilation_w = L.dilation_w;
       if (L.groups > 1) cs.group_out = L.out[1] / L.groups, cs.group_in = L.weight_c;
@@ -260,36 +261,29 @@ struct CostModel::Impl {
     return cs;
   }
 
-  int64_t weight_rows(const Layer& L, int64_t k) const {
-    const int64_t cols = a.core.pe_cols;
-    return ceil_div(k, cols) * round_up(L.weight_bytes_per_k, kWl0ChannelAlign) * cols / a.core.wl0_row_bytes;
-  }
+  // The weight buffer as irgen lays it out: addressed in rows, each output
+  // channel's weights on whole bursts; a streamed layer's tiles take two
+  // slots of half the buffer.
+  int64_t weight_rows(const Layer& L, int64_t k) const { return irgen::wl0_rows(a, k, L.weight_bytes_per_k); }
   // Output channels are cut in multiples of this (irgen's k_block): whole
   // array column blocks, and whole groups of a grouped convolution.
-  int64_t k_block(const Layer& L) const {
-    return L.groups > 1 ? std::lcm(a.core.pe_cols, L.out[1] / L.groups) : a.core.pe_cols;
-  }
+  int64_t k_block(const Layer& L) const { return std::lcm(a.core.pe_cols, k_unit(L)); }
   int64_t tile_k(const Layer& L) const {
     const int64_t cols = k_block(L);
     return std::max(cols, a.core.wl0_rows / 2 * a.core.wl0_row_bytes / std::max<int64_t>(1, L.weight_bytes_per_k) / cols * cols);
   }
   bool fits_wl0(const Layer& L, int64_t k) const { return weight_rows(L, k) <= a.core.wl0_rows; }
-  // irgen computes a part whose weights do not fit the weight buffer in runs
-  // of whole pe_cols blocks of output channels that fit half of it: the
-  // channels of one run, or 0 when the part fits whole or not even one block
-  // fits half (then its weights stream from L2 tile by tile). The model
-  // loads such a part's weights into L2 as early as L2 has room (as irgen's
-  // weight-path choice mostly does for them: one load far ahead) and prices
-  // the compute as its runs at weight-buffer speed (the L2 -> WL0 copy of a
-  // run costs nothing in zebusim).
+  // How irgen computes a part of k output channels (irgen::weight_runs):
+  // `once` when it is computed once on its core (one batch group and row
+  // stripe in its segment).
+  irgen::WeightRuns runs(const Layer& L, int64_t k, bool once) const {
+    if (!L.pe()) return {};
+    return irgen::weight_runs(a, k, L.weight_bytes_per_k, L.out_bytes, once, k_unit(L));
+  }
+  // The channels of one run of a part computed once, 0 when it is not cut.
   int64_t run_k(const Layer& L, int64_t k) const {
-    if (!L.pe() || fits_wl0(L, k)) return 0;
-    const int64_t cols = k_block(L);
-    const int64_t per_run = a.core.wl0_rows / 2 / weight_rows(L, cols);
-    if (per_run < 1) return 0;
-    const int64_t blocks = ceil_div(k, cols);
-    const int64_t runs = ceil_div(blocks, per_run);
-    return ceil_div(blocks, runs) * cols;
+    irgen::WeightRuns r = runs(L, k, true);
+    return r.kind == irgen::WeightRuns::Runs ? r.run : 0;
   }
 
   int64_t part_cycles(int li, const mapping::Partition& p, int64_t G, bool direct) const {
@@ -306,7 +300,9 @@ struct CostModel::Impl {
     if (L.pe()) {
       int64_t c = L.inputs.empty() ? 1 : extent(input_region(net, L, 0, box))[1];
       irgen::ConvShape cs = conv_shape(L, e, c);
-      const int64_t run = run_k(L, e[1]);
+      // A part cut into runs (priced whole for the search's quick scores;
+      // the plan's workloads are its runs) computes each at weight-buffer speed.
+      const int64_t run = direct ? run_k(L, e[1]) : 0;
       if (direct && fits_wl0(L, e[1])) {
         cycles = tiler.plan(cs, 0).cycles;
       } else if (run > 0) {
@@ -353,10 +349,10 @@ struct CostModel::Impl {
       timing::ConvTile t;
       t.n = e[0], t.k = e[1], t.h = e[2], t.w = e[3];
       t.c = L.inputs.empty() ? 1 : extent(input_region(net, L, 0, box))[1];
-      if (L.kind == LayerKind::Conv) {
+      if (L.pe()) {
         t.r = L.kernel_h, t.s = L.kernel_w, t.stride_h = L.stride_h, t.stride_w = L.stride_w;
         t.dilation_h = L.dilation_h, t.dilation_w = L.dilation_w;
-        if (L.groups > 1) t.groups = e[1] / (L.out[1] / L.groups);
+        if (L.groups > 1) t.groups = e[1] / k_unit(L);
       }
       t.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
       t.out_bytes = L.out_bytes;
@@ -458,6 +454,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   wts.clear();
   std::vector<std::vector<int>> layer_wls(static_cast<size_t>(nlayers));
   std::vector<std::vector<int>> per_core(static_cast<size_t>(C));
+  int too_large = -1;  // a layer not even one output channel of which fits half the weight buffer
   for (size_t s = 0; s < plan.segments.size(); ++s) {
     const SegmentPlan& sp = plan.segments[s];
     const int64_t G = std::max<int64_t>(1, sp.batch_groups), R = std::max<int64_t>(1, sp.row_groups);
@@ -481,12 +478,25 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
           w.box = shifted(mapping::part_box(lp.part, gd, int64_t(i)), bg * gd[0]);
           w.box.lower[2] += row0;
           w.box.upper[2] += row0;
-          w.out_bytes = act_bytes(w.box, L.out_bytes);
           w.in_channel = int(lp.dram.ifmap), w.out_channel = int(lp.dram.ofmap);
-          w.q = int(per_core[size_t(w.core)].size());
-          per_core[size_t(w.core)].push_back(int(wls.size()));
-          layer_wls[size_t(lp.layer)].push_back(int(wls.size()));
-          wls.push_back(w);
+          // One workload per run of output channels, as irgen cuts the part.
+          const mapping::Box part = w.box;
+          const int64_t k = extent(part)[1];
+          const irgen::WeightRuns wr = runs(L, k, G * R == 1);
+          if (wr.kind == irgen::WeightRuns::TooLarge && too_large < 0) too_large = lp.layer;
+          w.run = wr.kind == irgen::WeightRuns::Runs;
+          w.group_weights = w.run && G * R > 1;
+          w.leader = int(wls.size());
+          const int64_t step = w.run ? wr.run : k;
+          for (int64_t k0 = part.lower[1]; k0 <= part.upper[1]; k0 += step) {
+            w.box.lower[1] = k0;
+            w.box.upper[1] = std::min(part.upper[1], k0 + step - 1);
+            w.out_bytes = act_bytes(w.box, L.out_bytes);
+            w.q = int(per_core[size_t(w.core)].size());
+            per_core[size_t(w.core)].push_back(int(wls.size()));
+            layer_wls[size_t(lp.layer)].push_back(int(wls.size()));
+            wls.push_back(w);
+          }
         }
       }
   }
@@ -498,10 +508,20 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
     w.need_begin = int(needs.size());
     w.sync_begin = int(syncs.size());
     int64_t foot = w.out_bytes;
+    // A later run of a part reads the inputs its first run loaded or
+    // received (irgen keeps them in L2 for it) and writes the same output
+    // tensor: the earlier runs' outputs stay.
+    const bool sibling = w.leader != int(id);
+    if (sibling) {
+      const Wl& first = wls[size_t(w.leader)];
+      foot += first.foot - first.out_bytes;
+      for (int k = w.leader; k < int(id); ++k) wls[size_t(k)].keep_until = std::max(wls[size_t(k)].keep_until, w.q);
+    }
     for (size_t in = 0; in < L.inputs.size(); ++in) {
       const LayerInput& li = L.inputs[in];
       mapping::Box reg = input_region(net, L, in, w.box);
       if (li.producer < 0 || seg_of[size_t(li.producer)] < 0) {
+        if (sibling) continue;
         int64_t b = act_bytes(reg, li.bytes);
         w.dram_bytes += b, ++w.dram_pieces, foot += b;
         continue;
@@ -514,7 +534,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
         if (pw.core == w.core) {
           // Stays in this core's L2 until here.
           pw.keep_until = std::max(pw.keep_until, w.q);
-        } else {
+        } else if (!sibling) {
           // Another core, in this segment or an earlier one: sent core to core.
           bool dup = false;
           for (int k = w.need_begin; k < int(needs.size()); ++k) dup = dup || needs[size_t(k)].producer == pid;
@@ -581,6 +601,12 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
     // Kept for a later local consumer: live in between too.
     for (int q = w.q + 1; q <= w.keep_until; ++q) u[size_t(q)] += w.out_bytes;
   }
+  pc.uncomputable = too_large;
+  if (too_large >= 0) {
+    const Layer& L = net.layers[size_t(too_large)];
+    note(weight_rows(L, 1) * a.core.wl0_row_bytes - a.core.wl0_rows / 2 * a.core.wl0_row_bytes,
+         "one output channel's weights of \"" + L.name + "\" do not fit half of the weight buffer", -1);
+  }
   for (int c = 0; c < C; ++c)
     for (size_t q = 0; q < l2[size_t(c)].size(); ++q)
       if (l2[size_t(c)][q] > a.core.l2_bytes)
@@ -589,12 +615,12 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
                                                      " bytes of L2",
              wls[size_t(per_core[size_t(c)][q])].seg);
   {
-    std::map<std::tuple<int, int, int64_t>, int> wt_of;  // (core, layer, k_lo) -> weight
+    std::map<std::tuple<int, int, int64_t, int>, int> wt_of;  // (core, layer, k_lo, group of its own) -> weight
     for (size_t id = 0; id < wls.size(); ++id) {
       Wl& w = wls[id];
       const Layer& L = net.layers[size_t(w.layer)];
       if (!L.pe()) continue;
-      auto key = std::make_tuple(w.core, w.layer, w.box.lower[1]);
+      auto key = std::make_tuple(w.core, w.layer, w.box.lower[1], w.group_weights ? w.group : -1);
       auto it = wt_of.find(key);
       if (it == wt_of.end()) {
         Wt t;
@@ -670,8 +696,8 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   for (Wl& w : wls) {
     const SegmentPlan& sp = plan.segments[size_t(w.seg)];
     bool direct = w.weight < 0 || wts[size_t(w.weight)].direct;
-    w.cycles = sp.row_groups > 1 ? box_cycles(w.layer, w.box, direct)
-                                 : part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
+    w.cycles = sp.row_groups > 1 || w.run ? box_cycles(w.layer, w.box, direct)
+                                          : part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
   }
   for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
   simulate(plan, per_core, pc, lcost_scratch, detail);
@@ -1086,13 +1112,18 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       pc.timeline.push_back(t);
     }
   }
+  std::vector<int> first_part(lcost.size(), -1);  // per layer: the leader of its first part
   for (const Op& x : ops) {
     pc.cycles = std::max(pc.cycles, int64_t(std::ceil(std::max(x.end, 0.0) - 1e-9)));
     if (x.kind == Op::Compute) {
       const Wl& w = wls[size_t(x.wl)];
       LayerCost& lc = lcost[size_t(w.layer)];
       int64_t s = int64_t(std::llround(x.start)), e = int64_t(std::llround(x.end));
-      if (lc.busy_cycles == 0 && lc.end == 0) lc.start = s, lc.part_cycles = x.cycles, lc.layer = w.layer;
+      if (lc.busy_cycles == 0 && lc.end == 0) {
+        lc.start = s, lc.part_cycles = 0, lc.layer = w.layer;
+        first_part[size_t(w.layer)] = w.leader;
+      }
+      if (w.leader == first_part[size_t(w.layer)]) lc.part_cycles += x.cycles;  // every run of the first part
       lc.start = std::min(lc.start, s);
       lc.end = std::max(lc.end, e);
       lc.busy_cycles += x.cycles;

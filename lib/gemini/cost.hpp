@@ -7,7 +7,9 @@
 // another core of the same segment are sent core to core, inputs from an
 // earlier segment on another core go through DRAM. Weights are loaded once
 // per core and layer, as early as the weight buffer (slices that fit it) or
-// L2 (the others, streamed tile by tile) has room, in first-use order.
+// L2 (the others, streamed tile by tile) has room, in first-use order; a
+// part whose weights do not fit the weight buffer is cut into runs of output
+// channels as irgen cuts it (irgen::weight_runs), a workload each.
 //
 // Each core then runs its workloads in order, as asm lays them out:
 //  - the DRAM transfers of a workload (its own loads, the store of the
@@ -90,6 +92,11 @@ struct PlanCost {
   int64_t overflow = 0;   // bytes beyond a core's L2 (0: fits)
   std::string problem;    // the first capacity problem, for messages
   int overflow_segment = -1;  // the segment of the largest overflow (-1: none)
+  // A PE layer irgen cannot compute as the plan places it (-1: none): a part
+  // whose weights do not fit the weight buffer, not even one output channel
+  // of which fits half of it (irgen::WeightRuns::TooLarge). Counted in
+  // `overflow` too.
+  int uncomputable = -1;
   int cores_used = 0;
   std::vector<SegmentCost> segments;
   std::vector<TimelineStep> timeline;  // with detail: every step, per core in program order

@@ -68,7 +68,7 @@ class Builder {
     for (int64_t d : L.out)
       if (d <= 0) fail(l.name, "output shape has a non-positive dimension");
     L.out_bytes = elem_bytes(l.output_dtype, 0);
-    if (L.kind == LayerKind::Conv || L.kind == LayerKind::Pool) {
+    if (L.kind == LayerKind::Pool) {
       auto win = l.window();
       auto st = l.strides();
       auto dil = l.dilations();
@@ -79,22 +79,35 @@ class Builder {
       if (L.kernel_h <= 0 || L.kernel_w <= 0 || L.stride_h <= 0 || L.stride_w <= 0)
         fail(l.name, "kernel and stride must be positive");
     }
-    if (L.kind == LayerKind::Conv) L.groups = std::max<int64_t>(1, l.group_count());
-    if (L.kind == LayerKind::Pool) L.pool_window = L.kernel_h * L.kernel_w;
-    if (L.kind == LayerKind::Vector) {
-      // A second activation input selected by the layer's tensor look-up table.
-      if (l.tensor_lut.size() > 1 && l.tensor_lut[1].size() >= 3)
-        L.two_input_vp = (l.tensor_lut[1][0] | l.tensor_lut[1][1] | l.tensor_lut[1][2]) != 0;
-    }
     if (L.pe()) {
+      // The convolution the array runs (a dense layer is one too:
+      // fir::pe_conv). Matmuls of two activations and dense layers over
+      // token tensors are none (irgen refuses them); the model prices them
+      // as 1 x 1 convolutions of their weight shape, for design sweeps.
+      auto pc = fir::pe_conv(l);
       auto ws = fir::weight_shape(l);
-      if (!ws || ws->size() < 2) fail(l.name, "a PE layer without a [K, C, kh, kw] weight shape");
-      Dims wd = dims4(*ws);
+      if (!pc && (!ws || ws->size() < 2)) fail(l.name, "a PE layer without a [K, C, kh, kw] weight shape");
+      Dims wd = pc ? pc->weight : dims4(*ws);
+      if (pc) {
+        L.kernel_h = pc->kernel[0], L.kernel_w = pc->kernel[1];
+        L.stride_h = pc->stride[0], L.stride_w = pc->stride[1];
+        L.dilation_h = pc->dilation[0], L.dilation_w = pc->dilation[1];
+        L.pads = pc->pads;
+        L.groups = std::max<int64_t>(1, pc->groups);
+        if (L.kernel_h <= 0 || L.kernel_w <= 0 || L.stride_h <= 0 || L.stride_w <= 0)
+          fail(l.name, "kernel and stride must be positive");
+      }
       L.weight_c = wd[1];
       L.weight_taps = wd[2] * wd[3];
       L.weight_elem_bytes = elem_bytes(l.input_dtype, 1);
       L.weight_bytes_per_k = timing::weight_bytes(a_, 1, wd[1], wd[2], wd[3], L.weight_elem_bytes);
       L.macs = fir::macs(l);
+    }
+    if (L.kind == LayerKind::Pool) L.pool_window = L.kernel_h * L.kernel_w;
+    if (L.kind == LayerKind::Vector) {
+      // A second activation input selected by the layer's tensor look-up table.
+      if (l.tensor_lut.size() > 1 && l.tensor_lut[1].size() >= 3)
+        L.two_input_vp = (l.tensor_lut[1][0] | l.tensor_lut[1][1] | l.tensor_lut[1][2]) != 0;
     }
     return L;
   }

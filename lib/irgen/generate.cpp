@@ -11,6 +11,7 @@
 
 #include "irgen/irgen.hpp"
 #include "irgen/tiling.hpp"
+#include "irgen/weight_runs.hpp"
 #include "mapping/mapping_fir.hpp"
 #include "support/error.hpp"
 #include "timing/timing.hpp"
@@ -24,10 +25,6 @@ using Dims = std::array<int64_t, 4>;
 int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
 int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : ceil_div(x, a) * a; }
 
-// WL0 addresses and sizes count rows of this many bytes (the instruction
-// set's unit; formats/ISA_Format.md).
-// A weight row of one output channel occupies whole bursts in WL0.
-constexpr int64_t kWl0ChannelAlign = 32;
 // L2 allocations start on this boundary.
 constexpr int64_t kL2AllocAlign = 64;
 
@@ -72,6 +69,7 @@ struct InputRef {
 struct LayerModel {
   const fir::Layer* fir = nullptr;
   bool pe = false;
+  fir::PeConv conv;  // PE layers: the convolution the array runs (fir::pe_conv)
   Dims out{};
   int out_bytes = 1;
   std::vector<InputRef> inputs;  // activations, in input order
@@ -110,6 +108,9 @@ struct Wl {
   // consecutive on the core); they write one output tensor. `leader` is the
   // first sibling (the workload itself when the part is not split).
   int leader = 0;
+  // One of several runs of a part computed again for every batch group or
+  // stripe: its weights are loaded for this group alone.
+  bool group_weights = false;
   Box out;
   std::vector<InputUse> inputs;
   int64_t out_transfer = -1;
@@ -267,7 +268,7 @@ class Generator {
   int64_t weight_bytes_per_k(const LayerModel& L) const;
   int64_t wl0_rows(int64_t kcount, int64_t per_k) const;
   int64_t k_block(const LayerModel& L) const;
-  std::vector<std::pair<int64_t, int64_t>> wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi) const;
+  std::vector<std::pair<int64_t, int64_t>> wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi, bool once) const;
   InputUse input_use(const LayerModel& L, const InputRef& in, const Box& out) const;
   void connect();
   // (consumer core, segment, producer layer, window) -> the L2 tensor holding the window and its pieces
@@ -357,6 +358,12 @@ void Generator::build_network() {
     LayerModel lm;
     lm.fir = l;
     lm.pe = is_pe_op(l->op);
+    if (lm.pe) {
+      std::string why;
+      auto pc = fir::pe_conv(*l, &why);
+      if (!pc) fail_fir(l->name, "does not run on the PE array: " + why);
+      lm.conv = *pc;
+    }
     if (l->output_shape.empty()) fail_fir(l->name, "layer has no output shape");
     lm.out = dims4(l->output_shape[0]);
     lm.out_bytes = dtype_size(l->output_dtype, 0);
@@ -484,14 +491,16 @@ void Generator::build_workloads() {
           b.lower[2] += row0;
           b.upper[2] += row0;
           const int leader = id;
-          // Runs of output channels only when the part is computed once on its
-          // core: with several groups every group needs all the weights.
-          auto runs = groups * stripes == 1 ? wl0_chunks(L, b.lower[1], b.upper[1])
-                                            : std::vector<std::pair<int64_t, int64_t>>{{b.lower[1], b.upper[1]}};
+          // A part computed once on its core goes in runs of output channels
+          // when its weights do not fit WL0; one computed for every group
+          // (or stripe) streams them from L2 if it can (weight_runs).
+          const bool once = groups * stripes == 1;
+          auto runs = wl0_chunks(L, b.lower[1], b.upper[1], once);
           for (auto [k_lo, k_hi] : runs) {
             Wl w;
             w.id = id++;
             w.leader = leader;
+            w.group_weights = !once && runs.size() > 1;
             w.layer = li;
             w.core = int(lm.cores[size_t(part)]);
             w.segment = int(s);
@@ -733,11 +742,11 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
 void Generator::connect() {
   // Transfer ids: weights first (assigned in plan_weights order would
   // interleave), so reserve them now in workload order.
-  std::map<std::tuple<int, int, int64_t, int64_t>, int> weight_of;
+  std::map<std::tuple<int, int, int64_t, int64_t, int>, int> weight_of;
   for (auto& w : wls_) {
     const LayerModel& L = layers_[size_t(w.layer)];
     if (!L.pe) continue;
-    auto key = std::make_tuple(w.core, w.layer, w.out.lo[1], w.out.hi[1]);
+    auto key = std::make_tuple(w.core, w.layer, w.out.lo[1], w.out.hi[1], w.group_weights ? w.group : -1);
     auto it = weight_of.find(key);
     if (it == weight_of.end()) {
       WeightLoad wt;
@@ -964,38 +973,35 @@ void Generator::reset_connections() {
 // split point (WL0 before it, L2 after), then single-layer flips, each
 // candidate priced by estimate() on a timeline of compute and DRAM.
 int64_t Generator::weight_bytes_per_k(const LayerModel& L) const {
-  auto shape = fir::weight_shape(*L.fir);
-  if (!shape || shape->size() < 2) fail_fir(L.fir->name, "a PE layer without a [K, C, kh, kw] weight shape");
-  Dims wd = dims4(*shape);
+  const Dims& wd = L.conv.weight;
   int wbytes = dtype_size(L.fir->input_dtype, 1);
   return round_up(wd[1] * wbytes, a_.core.l2_channel_align_bytes) * wd[2] * wd[3] +
          a_.core.weight_extra_bytes_per_out_channel;
 }
 
-// WL0 rows (64-byte units) of `kcount` output channels loaded whole: blocks
-// of pe_cols channels, each channel's weights on whole 32-byte bursts.
-int64_t Generator::wl0_rows(int64_t kcount, int64_t per_k) const {
-  const int64_t cols = a_.core.pe_cols;
-  return ceil_div(kcount, cols) * round_up(per_k, kWl0ChannelAlign) * cols / a_.core.wl0_row_bytes;
-}
+// WL0 rows (64-byte units) of `kcount` output channels loaded whole
+// (irgen::wl0_rows: blocks of pe_cols channels, each channel's weights on
+// whole 32-byte bursts).
+int64_t Generator::wl0_rows(int64_t kcount, int64_t per_k) const { return irgen::wl0_rows(a_, kcount, per_k); }
 
-// The output-channel runs a PE part is computed in: the whole part when its
-// weights fit the weight buffer (or when weights stream from L2 anyway);
-// otherwise runs of whole pe_cols blocks whose weights fit half the buffer,
-// so that one run's weights load while the previous run computes.
-std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi) const {
+// The output-channel runs a PE part is computed in (weight_runs): the whole
+// part when its weights fit the weight buffer, when weights stream from L2
+// anyway, or when a part computed for several groups streams them; otherwise
+// runs of output channels whose weights fit half the buffer, so that one
+// run's weights load while the previous run computes.
+std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel& L, int64_t k_lo, int64_t k_hi,
+                                                               bool once) const {
   const int64_t kcount = k_hi - k_lo + 1;
   if (!L.pe || !o_.split_for_wl0 || o_.weight_path == WeightPath::L2) return {{k_lo, k_hi}};
   const int64_t per_k = weight_bytes_per_k(L);
-  const int64_t capacity = a_.core.wl0_rows;  // in rows
-  if (wl0_rows(kcount, per_k) <= capacity) return {{k_lo, k_hi}};
-  const int64_t cols = k_block(L);
-  const int64_t block_rows = wl0_rows(cols, per_k);
-  const int64_t per_run = capacity / 2 / block_rows;  // blocks per run
-  if (per_run < 1) return {{k_lo, k_hi}};             // not even one block: stream from L2
-  const int64_t blocks = ceil_div(kcount, cols);
-  const int64_t runs = ceil_div(blocks, per_run);
-  const int64_t size = ceil_div(blocks, runs) * cols;  // nearly equal runs of whole blocks
+  const WeightRuns wr = weight_runs(a_, kcount, per_k, L.out_bytes, once, L.conv.k_per_group());
+  if (wr.kind == WeightRuns::TooLarge)
+    fail_fir(L.fir->name, "one output channel's weights (" + std::to_string(per_k) + " bytes, " +
+                              std::to_string(wl0_rows(1, per_k)) + " rows of " + std::to_string(a_.core.wl0_row_bytes) +
+                              " bytes) do not fit half of the weight buffer (" + std::to_string(a_.core.wl0_rows) +
+                              " rows): the layer cannot be computed on this architecture");
+  if (wr.kind != WeightRuns::Runs) return {{k_lo, k_hi}};
+  const int64_t size = wr.run;
   std::vector<std::pair<int64_t, int64_t>> out;
   for (int64_t k = k_lo; k <= k_hi; k += size) out.push_back({k, std::min(k_hi, k + size - 1)});
   return out;
@@ -1003,16 +1009,13 @@ std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel&
 
 // Output channels are cut (runs, streamed tiles) in multiples of this: whole
 // array column blocks, and whole groups of a grouped convolution.
-int64_t Generator::k_block(const LayerModel& L) const {
-  const int64_t groups = L.fir->op == fir::Op::Conv2d ? L.fir->group_count() : 1;
-  return groups > 1 ? std::lcm(a_.core.pe_cols, L.out[1] / groups) : a_.core.pe_cols;
-}
+int64_t Generator::k_block(const LayerModel& L) const { return std::lcm(a_.core.pe_cols, L.conv.k_per_group()); }
 
 void Generator::size_weight(WeightLoad& wt) {
   const int64_t cols = k_block(layers_[size_t(wt.layer)]);
   const int64_t wl0_capacity = a_.core.wl0_rows;
   const LayerModel& L = layers_[size_t(wt.layer)];
-  Dims wd = dims4(*fir::weight_shape(*L.fir));
+  const Dims& wd = L.conv.weight;
   int wbytes = dtype_size(L.fir->input_dtype, 1);
   wt.per_k = weight_bytes_per_k(L);
   int64_t kcount = wt.k_hi - wt.k_lo + 1;
@@ -1153,7 +1156,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
     wt.order = next_order_++;
     if (wt.direct) continue;
     const LayerModel& L = layers_[size_t(wt.layer)];
-    Dims wd = dims4(*fir::weight_shape(*L.fir));
+    const Dims& wd = L.conv.weight;
     const bool reserved = wt.l2_tensor >= 0;
     L2Tensor fresh;
     L2Tensor& t = reserved ? tensors_[size_t(wt.l2_tensor)] : fresh;
@@ -1264,16 +1267,12 @@ ConvShape Generator::conv_shape(const Wl& w, bool weights_in_l2) const {
   ConvShape cs;
   cs.n = e[0], cs.k = e[1], cs.h = e[2], cs.w = e[3];
   cs.c = w.inputs[0].region.extent()[1];
-  const bool conv = L.fir->op == fir::Op::Conv2d;
-  auto win = conv ? L.fir->window() : std::array<int64_t, 2>{1, 1};
-  auto st = conv ? L.fir->strides() : std::array<int64_t, 2>{1, 1};
-  auto dil = conv ? L.fir->dilations() : std::array<int64_t, 2>{1, 1};
+  auto win = L.conv.kernel;
+  auto st = L.conv.stride;
+  auto dil = L.conv.dilation;
   cs.r = win[0], cs.s = win[1], cs.stride_h = st[0], cs.stride_w = st[1];
   cs.dilation_h = dil[0], cs.dilation_w = dil[1];
-  if (conv && L.fir->group_count() > 1) {
-    cs.group_out = L.out[1] / L.fir->group_count();
-    cs.group_in = in.dims[1] / L.fir->group_count();
-  }
+  if (L.conv.groups > 1) cs.group_out = L.conv.k_per_group(), cs.group_in = L.conv.weight[1];
   cs.in_bytes = in.bytes;
   cs.out_bytes = L.out_bytes;
   cs.weights_in_l2 = weights_in_l2;
@@ -1450,7 +1449,7 @@ sir::Schedule Generator::emit() {
       }
       if (w.weight >= 0) {
         const WeightLoad& wt = weights_[size_t(w.weight)];
-        auto shape = dims4(*fir::weight_shape(*L.fir));
+        const Dims& shape = L.conv.weight;
         sir::Weight wg;
         wg.lower = {0, wt.k_lo, 0, 0};
         wg.upper = {0, wt.k_hi, shape[1] - 1, shape[2] * shape[3] - 1};
@@ -1479,7 +1478,7 @@ sir::Schedule Generator::emit() {
       std::stable_sort(wl0.begin(), wl0.end(), [](const WeightLoad* p, const WeightLoad* q) { return p->order < q->order; });
       for (const WeightLoad* wt : wl0) {
         const LayerModel& WL = layers_[size_t(wt->layer)];
-        auto shape = dims4(*fir::weight_shape(*WL.fir));
+        const Dims& shape = WL.conv.weight;
         sir::WeightBufferEntry en;
         en.address = wt->wl0_address;
         en.align = align;
@@ -1505,7 +1504,7 @@ sir::Schedule Generator::emit() {
   // DRAM: weight loads, then activation loads, by transfer id.
   for (const auto& wt : weights_) {
     const LayerModel& L = layers_[size_t(wt.layer)];
-    auto shape = dims4(*fir::weight_shape(*L.fir));
+    const Dims& shape = L.conv.weight;
     sir::DramLoad ld;
     for (int id : wt.workloads) ld.destination.push_back({wt.core, L.fir->name, sir::Endpoint::Core, id});
     ld.lower = {0, wt.k_lo, 0, 0};

@@ -1,6 +1,6 @@
-// Slow functional runs (label "slow"): torchvision ResNet-50 through the whole
-// chain, and the reference programs on the reference Frontend IR with the
-// weights onnx2fir generates for the same network.
+// Slow functional runs (label "slow"): torchvision ResNet-50, AlexNet and
+// VGG-11 through the whole chain, and the reference programs on the reference
+// Frontend IR with the weights onnx2fir generates for the same network.
 #include <doctest/doctest.h>
 
 #include <chrono>
@@ -10,6 +10,9 @@
 
 #include "../testing/testing.hpp"
 #include "func_test_util.hpp"
+#include "gemini/cost.hpp"
+#include "gemini/network.hpp"
+#include "gemini/plan.hpp"
 #include "isa/program_io.hpp"
 #include "mapping/mapping.hpp"
 #include "support/error.hpp"
@@ -213,4 +216,51 @@ TEST_CASE("the reference programs run on the reference Frontend IR with onnx2fir
                   << " the interpreter; first divergence: " << divergence);
       if (batch == 1) CHECK(same);
     }
+}
+
+// Classifiers larger than the weight buffer and L2 (VGG-11's first dense
+// layer holds 102.9 MB of weights): irgen computes them in runs of output
+// channels, each with its own DRAM -> WL0 load, gemini prices those runs.
+TEST_CASE("AlexNet and VGG-11 batch 1 on zebu-1core and chip-64tops (gemini): bit for bit, every layer golden, the model within 6%") {
+  auto q = [](const std::string& s) { return "'" + s + "'"; };
+  int passed = 0;
+  for (std::string net : {"alexnet", "vgg11"}) {
+    const auto& c = func_test::compile_model(testing::torchvision_onnx(net), 1, net);
+    auto want = func_test::interpret(c);
+    int64_t npu_layers = 0;
+    for (const auto& l : c.graph.layers()) npu_layers += l.device == fir::Device::Npu;
+    for (const std::string arch_name : {"zebu-1core", "chip-64tops"}) {
+      CAPTURE(net);
+      CAPTURE(arch_name);
+      auto a = arch::load_architecture(arch_name);
+      std::string dir = testing::temp_dir("func_dense_nets/" + net + "_" + arch_name);
+      std::string out = dir + "/mapping.json";
+      auto t = testing::run_tool("gemini", q(c.fir_path) + " --arch " + arch_name + " --no-progress -o " + q(out));
+      REQUIRE_MESSAGE(t.exit_code == 0, t.err);
+      CHECK_MESSAGE(t.err.find("does not fit") == std::string::npos, t.err);
+      mapping::Mapping m = mapping::read_mapping(out);
+      auto b = func_test::build(c, m, a, dir);
+      gemini::Network gnet = gemini::build_network(c.graph, a, c.fir_path);
+      gemini::CostModel model(gnet, a);
+      const int64_t predicted = model.evaluate(gemini::from_mapping(m, gnet), false).cycles;
+      int64_t cycles = 0;
+      for (const auto& x : b.timing) cycles = std::max(cycles, x.end);
+      func::Result r;
+      std::string error;
+      try {
+        r = func_test::run(c, b, b.program, b.timing, a, true);
+      } catch (const Error& e) {
+        error = e.what();
+      }
+      CHECK_MESSAGE(error.empty(), error);
+      bool same = r.outputs.size() == want.size() && !want.empty() && func_test::same_bits(r.outputs[0].tensor, want[0]);
+      CHECK(same);
+      CHECK(r.layers_checked == npu_layers);
+      CHECK(double(predicted) == doctest::Approx(double(cycles)).epsilon(0.06));
+      MESSAGE(net << " b1 " << arch_name << ": " << std::string(same ? "bit-exact" : "DIFFERS") << ", " << r.layers_checked
+                  << "/" << npu_layers << " layers golden, zebusim " << cycles << " cycles, gemini " << predicted);
+      passed += same && r.layers_checked == npu_layers;
+    }
+  }
+  CHECK(passed == 4);
 }

@@ -206,6 +206,15 @@ int main(int argc, char** argv) {
           for (const auto& p : problems) all += (all.empty() ? "" : "\n") + p;
           throw Error(kExitInternal, "gemini produced an invalid mapping (a bug):\n" + all);
         }
+        // A layer irgen would refuse whatever the mapping does around it.
+        if (cost.uncomputable >= 0) {
+          const gemini::Layer& L = net.layers[size_t(cost.uncomputable)];
+          throw_input_error(at_pointer(fir_file, "/" + L.name,
+                                       "one output channel's weights (" + std::to_string(L.weight_bytes_per_k) +
+                                           " bytes) do not fit half of the weight buffer (" +
+                                           std::to_string(arch.core.wl0_bytes() / 2) + " bytes of " + arch.name +
+                                           "): irgen cannot compute the layer"));
+        }
         if (!cost.feasible())
           cli::warn("the mapping does not fit the cores' L2 by the model (" + std::to_string(cost.overflow) +
                     " bytes over); irgen may refuse it");

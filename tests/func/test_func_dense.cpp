@@ -1,0 +1,299 @@
+// Dense (fully connected) layers on the PE array, end to end: onnx2fir's
+// lowering of Gemm (transB 0 and 1) and MatMul with a constant operand to
+// dense layers with [K, C] weights, a dense after a flatten as the H x W
+// convolution it is, and a dense layer whose weights exceed both the weight
+// buffer and L2 (on a core with a small WL0 and L2), computed in runs of
+// output channels: each through irgen, asm and zebusim --functional on
+// zebu-1core and chip-64tops style architectures, bit for bit against the
+// quantized interpreter and every layer's golden.
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "../testing/testing.hpp"
+#include "func_test_util.hpp"
+#include "gemini/cost.hpp"
+#include "gemini/network.hpp"
+#include "gemini/plan.hpp"
+#include "gemini/search.hpp"
+#include "irgen/weight_runs.hpp"
+#include "isa/isa.hpp"
+#include "onnx_builder.hpp"
+#include "support/error.hpp"
+
+namespace fs = std::filesystem;
+using namespace cct;
+using cct::testing::OnnxBuilder;
+using func_test::Built;
+using func_test::Compiled;
+
+namespace {
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+const Compiled& compile(const OnnxBuilder& b, int batch, const std::string& tag) {
+  std::string dir = testing::temp_dir("func_dense_models/" + tag + "_b" + std::to_string(batch));
+  std::string path = dir + "/" + tag + "_b" + std::to_string(batch) + ".onnx";
+  testing::write_file(path, b.bytes());
+  return func_test::compile_model(path, batch, tag);
+}
+
+// x [N, 20] -> Gemm (transB 1) -> Relu -> MatMul by a constant [24, 40] + bias
+// -> Relu -> Gemm (transB 0, B [40, 10]): three dense layers with [K, C] weights.
+OnnxBuilder two_d(int batch) {
+  OnnxBuilder b;
+  b.input("x", {batch, 20}).output("y", {batch, 10});
+  b.random_init("w1", {24, 20}).random_init("b1", {24}, 0.1f);
+  OnnxBuilder::attr(b.node("Gemm", {"x", "w1", "b1"}, {"g1"}), "transB", int64_t{1});
+  b.node("Relu", {"g1"}, {"r1"});
+  b.random_init("w2", {24, 40}).random_init("b2", {40}, 0.1f);
+  b.node("MatMul", {"r1", "w2"}, {"m2"});
+  b.node("Add", {"m2", "b2"}, {"a2"});
+  b.node("Relu", {"a2"}, {"r2"});
+  b.random_init("w3", {40, 10}).random_init("b3", {10}, 0.1f);
+  b.node("Gemm", {"r2", "w3", "b3"}, {"y"});  // transB 0: B is [C, K]
+  return b;
+}
+
+// x [N, 3, 6, 6] -> Conv 3x3 -> Relu -> Flatten -> Gemm [16, 144]: the dense
+// reads each sample whole, its weights [16, 4, 6, 6].
+OnnxBuilder flattened(int batch) {
+  OnnxBuilder b;
+  b.input("x", {batch, 3, 6, 6}).output("y", {batch, 16});
+  b.random_init("w", {4, 3, 3, 3}).random_init("cb", {4}, 0.1f);
+  OnnxBuilder::attr(b.node("Conv", {"x", "w", "cb"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"});
+  b.node("Flatten", {"r"}, {"f"});
+  b.random_init("fw", {16, 144}, 0.2f).random_init("fb", {16}, 0.1f);
+  OnnxBuilder::attr(b.node("Gemm", {"f", "fw", "fb"}, {"y"}), "transB", int64_t{1});
+  return b;
+}
+
+// x [N, 600] -> Gemm [96, 600] -> Relu -> Gemm [10, 96]: the first layer's
+// weights (96 x 632 bytes) exceed the small core's WL0 and L2.
+OnnxBuilder large(int batch) {
+  OnnxBuilder b;
+  b.input("x", {batch, 600}).output("y", {batch, 10});
+  b.random_init("w1", {96, 600}, 0.1f).random_init("b1", {96}, 0.1f);
+  OnnxBuilder::attr(b.node("Gemm", {"x", "w1", "b1"}, {"g1"}), "transB", int64_t{1});
+  b.node("Relu", {"g1"}, {"r1"});
+  b.random_init("w2", {10, 96}).random_init("b2", {10}, 0.1f);
+  OnnxBuilder::attr(b.node("Gemm", {"r1", "w2", "b2"}, {"y"}), "transB", int64_t{1});
+  return b;
+}
+
+// A preset with a 256-row (16 KiB) weight buffer and a 32 KiB L2.
+std::string small_arch(const std::string& preset) {
+  std::string dir = testing::temp_dir("func_dense_arch_" + preset);
+  std::string path = dir + "/small-" + preset + ".json";
+  auto a = testing::read_file(testing::source_dir() + "/examples/arch/" + preset + ".json");
+  a = std::regex_replace(a, std::regex("\"name\": \"" + preset + "\""), "\"name\": \"small-" + preset + "\"",
+                         std::regex_constants::format_first_only);
+  a = std::regex_replace(a, std::regex("\"wl0_rows\": [0-9]+"), "\"wl0_rows\": 256");
+  a = std::regex_replace(a, std::regex("\"l2_bytes\": [0-9]+"), "\"l2_bytes\": 32768");
+  testing::write_file(path, a);
+  return path;
+}
+
+// Runs a build functionally against the goldens and the interpreter.
+void check_bit_exact(const Compiled& c, const Built& b, const arch::Architecture& a) {
+  func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+  auto want = func_test::interpret(c);
+  REQUIRE(r.outputs.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
+  int64_t npu_layers = 0, macs = 0;
+  for (const auto& l : c.graph.layers()) npu_layers += l.device == fir::Device::Npu, macs += fir::macs(l);
+  CHECK(r.layers_checked == npu_layers);
+  CHECK(r.elements_checked > 0);
+  CHECK(r.macs == macs);
+}
+
+std::vector<const fir::Layer*> dense_layers(const fir::Graph& g) {
+  std::vector<const fir::Layer*> out;
+  for (const fir::Layer* l : g.in_index_order())
+    if (l->op == fir::Op::Dense) out.push_back(l);
+  return out;
+}
+
+std::vector<int64_t> list(const isa::Instruction& in, isa::Param p) {
+  auto v = in.list(p);
+  return std::vector<int64_t>(v.begin(), v.end());
+}
+// The pe_cfg_tp KERNELs asm wrote for a layer.
+std::set<std::vector<int64_t>> kernels(const isa::Program& p, const fir::Layer& l) {
+  std::set<std::vector<int64_t>> out;
+  for (const auto& in : p.instructions)
+    if (in.mapping.slyr == l.layer_index && in.op() == isa::Opcode::pe_cfg_tp) out.insert(list(in, isa::Param::KERNEL));
+  return out;
+}
+// The [C, kh, kw] of every weight load (lw_mov Wsize without K).
+std::set<std::vector<int64_t>> weight_loads(const isa::Program& p) {
+  std::set<std::vector<int64_t>> out;
+  for (const auto& in : p.instructions)
+    if (in.op() == isa::Opcode::lw_mov) {
+      auto w = list(in, isa::Param::Wsize);
+      out.insert(std::vector<int64_t>(w.begin() + 1, w.end()));
+    }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("dense layers with [K, C] weights (Gemm transB 1 and 0, MatMul by a constant) run on the PE array bit for bit") {
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = compile(two_d(batch), batch, "dense2d");
+    // onnx2fir: three dense layers on the accelerator, weights [K, C].
+    auto dense = dense_layers(c.graph);
+    REQUIRE(dense.size() == 3);
+    const std::vector<fir::Shape> want_w = {{24, 20}, {40, 24}, {10, 40}};
+    for (size_t i = 0; i < dense.size(); ++i) {
+      CAPTURE(dense[i]->name);
+      CHECK(dense[i]->device == fir::Device::Npu);
+      CHECK(fir::weight_shape(*dense[i]) == want_w[i]);
+      auto pc = fir::pe_conv(*dense[i]);
+      REQUIRE(pc);
+      CHECK(pc->weight == std::array<int64_t, 4>{want_w[i][0], want_w[i][1], 1, 1});
+      CHECK(pc->kernel == std::array<int64_t, 2>{1, 1});
+    }
+    for (const std::string arch_name : {"zebu-1core", "chip-64tops"}) {
+      CAPTURE(arch_name);
+      auto a = arch::load_architecture(arch_name);
+      auto m = a.core_count() == 1 ? func_test::single_core(c.graph, arch_name)
+                                   : func_test::pipeline(c.graph, arch_name, a.core_count(), batch);
+      Built b = func_test::build(c, m, a, testing::temp_dir("func_dense_2d"));
+      for (const fir::Layer* l : dense) CHECK(kernels(b.program, *l) == std::set<std::vector<int64_t>>{{1, 1}});
+      // asm loads the [K, C] weights as [K, C, 1, 1].
+      CHECK(weight_loads(b.program) == std::set<std::vector<int64_t>>{{20, 1, 1}, {24, 1, 1}, {40, 1, 1}});
+      check_bit_exact(c, b, a);
+    }
+  }
+}
+
+TEST_CASE("a dense layer after a flatten is the H x W convolution of its input, bit for bit") {
+  const Compiled& c = compile(flattened(1), 1, "denseflat");
+  auto dense = dense_layers(c.graph);
+  REQUIRE(dense.size() == 1);
+  CHECK(fir::weight_shape(*dense[0]) == fir::Shape{16, 4, 6, 6});
+  auto pc = fir::pe_conv(*dense[0]);
+  REQUIRE(pc);
+  CHECK(pc->kernel == std::array<int64_t, 2>{6, 6});
+  for (const std::string arch_name : {"zebu-1core", "chip-64tops"}) {
+    CAPTURE(arch_name);
+    auto a = arch::load_architecture(arch_name);
+    auto m = a.core_count() == 1 ? func_test::single_core(c.graph, arch_name)
+                                 : func_test::pipeline(c.graph, arch_name, a.core_count(), 1);
+    Built b = func_test::build(c, m, a, testing::temp_dir("func_dense_flat"));
+    CHECK(kernels(b.program, *dense[0]) == std::set<std::vector<int64_t>>{{6, 6}});
+    CHECK(weight_loads(b.program).count({4, 6, 6}) == 1);
+    check_bit_exact(c, b, a);
+  }
+}
+
+TEST_CASE("a dense layer whose weights exceed the weight buffer and L2 runs in runs of output channels, bit for bit") {
+  for (const std::string preset : {"zebu-1core", "chip-64tops"}) {
+    CAPTURE(preset);
+    const std::string arch_file = small_arch(preset);
+    auto a = arch::load_architecture(arch_file);
+    for (int groups : {1, 2}) {
+      CAPTURE(groups);
+      const Compiled& c = compile(large(2), 2, "denselarge");
+      const fir::Layer* big = dense_layers(c.graph).at(0);
+      auto pc = fir::pe_conv(*big);
+      REQUIRE(pc);
+      const int64_t per_k = 600 + a.core.weight_extra_bytes_per_out_channel;
+      CHECK(pc->weight[0] * per_k > a.core.l2_bytes);
+      CHECK(pc->weight[0] * per_k > a.core.wl0_bytes());
+      // Not even one block of pe_cols channels fits half of WL0: runs of 8,
+      // the INT8 channels of one L2 alignment unit.
+      auto wr = irgen::weight_runs(a, pc->weight[0], per_k, 1, groups == 1);
+      REQUIRE(wr.kind == irgen::WeightRuns::Runs);
+      CHECK(wr.run == a.core.l2_channel_align_bytes);
+      // One layer per core (the large one alone on its core), every segment in `groups` batch groups.
+      auto m = a.core_count() == 1 ? func_test::single_core(c.graph, a.name)
+                                   : func_test::pipeline(c.graph, a.name, a.core_count(), groups);
+      for (auto& s : m.segments) s.batch_groups = groups;
+      Built b = func_test::build(c, m, a, testing::temp_dir("func_dense_large"));
+      // Each run a workload with its own DRAM -> WL0 load of at most half the buffer;
+      // with two batch groups every group loads its runs' weights again.
+      int runs = 0;
+      std::set<int64_t> transfers;
+      for (const auto& core : b.sir.cores)
+        for (const auto& w : core.workloads) {
+          if (w.layer_name != big->name) continue;
+          ++runs;
+          REQUIRE(w.weight);
+          CHECK(w.upper[1] - w.lower[1] + 1 <= wr.run);
+          for (const auto& e : w.wl0_buffer.entries)
+            if (e.layer_name == big->name && e.transfer_id == w.weight->transfer_id) {
+              CHECK(e.source == sir::WeightSource::Ddr);
+              CHECK(e.size <= a.core.wl0_rows / 2);
+            }
+          transfers.insert(w.weight->transfer_id.at(0));
+        }
+      const int per_part = int((pc->weight[0] + wr.run - 1) / wr.run);
+      CHECK(runs == per_part * groups);
+      CHECK(int(transfers.size()) == per_part * groups);
+      check_bit_exact(c, b, a);
+    }
+  }
+}
+
+TEST_CASE("gemini maps the large dense layer as irgen computes it and predicts zebusim's cycles") {
+  const std::string arch_file = small_arch("chip-64tops");
+  auto a = arch::load_architecture(arch_file);
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = compile(large(batch), batch, "denselarge");
+    gemini::Network net = gemini::build_network(c.graph, a, c.fir_path);
+    gemini::CostModel model(net, a);
+    gemini::SearchOptions so;
+    so.effort = 1;
+    gemini::Plan plan = gemini::search(model, so).plan;
+    gemini::PlanCost cost = model.evaluate(plan, false);
+    CHECK(cost.feasible());
+    CHECK(cost.uncomputable < 0);
+    // Every part of the large layer (on one core or several) in a single
+    // workload-sized slice of the weight buffer, or runs of one.
+    mapping::Mapping m = gemini::to_mapping(plan, net, a);
+    Built b = func_test::build(c, m, a, testing::temp_dir("func_dense_gemini"));
+    int64_t end = 0;
+    for (const auto& t : b.timing) end = std::max(end, t.end);
+    CHECK(double(cost.cycles) == doctest::Approx(double(end)).epsilon(0.1));
+    check_bit_exact(c, b, a);
+  }
+}
+
+TEST_CASE("a dense layer not one output channel of which fits half the weight buffer: irgen and gemini refuse it, naming it") {
+  const std::string dir = testing::temp_dir("func_dense_refuse");
+  // 24 KiB of weights per output channel against a 16 KiB weight buffer.
+  OnnxBuilder ob;
+  ob.input("x", {1, 24000}).output("y", {1, 4});
+  ob.random_init("w", {4, 24000}, 0.01f).random_init("b", {4}, 0.1f);
+  OnnxBuilder::attr(ob.node("Gemm", {"x", "w", "b"}, {"y"}), "transB", int64_t{1});
+  const Compiled& c = compile(ob, 1, "densehuge");
+  const std::string arch_file = small_arch("zebu-1core");
+  auto a = arch::load_architecture(arch_file);
+  const fir::Layer* big = dense_layers(c.graph).at(0);
+  try {
+    func_test::build(c, func_test::single_core(c.graph, a.name), a, dir);
+    FAIL("irgen accepted the layer");
+  } catch (const Error& e) {
+    CHECK(e.code() == kExitInvalidInput);
+    CHECK_MESSAGE(std::string(e.what()).find("/" + big->name + ": one output channel's weights") != std::string::npos,
+                  e.what());
+  }
+  // The tools: irgen names the FIR and the layer, gemini writes no mapping.
+  testing::write_file(dir + "/single.json", mapping::format_mapping(func_test::single_core(c.graph, a.name)));
+  auto r = testing::run_tool("irgen", q(c.fir_path) + " " + q(dir + "/single.json") + " --arch " + q(arch_file) + " -o " +
+                                          q(dir + "/s.json"));
+  CHECK(r.exit_code == kExitInvalidInput);
+  CHECK_MESSAGE(r.err.find(c.fir_path + ": /" + big->name + ": one output channel's weights") != std::string::npos, r.err);
+  r = testing::run_tool("gemini", q(c.fir_path) + " --arch " + q(arch_file) + " -o " + q(dir + "/m.json"));
+  CHECK(r.exit_code == kExitInvalidInput);
+  CHECK_MESSAGE(r.err.find("/" + big->name + ": one output channel's weights") != std::string::npos, r.err);
+  CHECK_FALSE(fs::exists(dir + "/m.json"));
+}
