@@ -76,12 +76,15 @@ class TfliteImporter {
     size_t nt = sg_->tensors()->size();
     ours_.assign(nt, -1);
     layout_.assign(nt, Layout::AsIs);
+    batched_.assign(nt, 0);
+    choose_batch();
     for (int t : list(sg_->inputs())) add_input(t);
     std::vector<std::string> unsupported;
     for (uint32_t k = 0; k < sg_->operators()->size(); ++k) {
       const tfl::Operator* op = sg_->operators()->Get(k);
       int32_t code = resolve_code(op, k);
       op_index_ = static_cast<int>(k);
+      if (batch_ > 0) rebatch(op, code);
       if (!convert(op, code)) unsupported.push_back("operator " + std::to_string(k) + " (" + describe_code(code) + ")");
     }
     if (!unsupported.empty()) {
@@ -115,13 +118,20 @@ class TfliteImporter {
       throw_input_error(name_ + ": tensor index " + std::to_string(t) + " out of range");
     return sg_->tensors()->Get(static_cast<uint32_t>(t));
   }
-  Shape tshape(int t) const {
+  // The shape the file declares.
+  Shape file_shape(int t) const {
     Shape s;
     if (auto* sh = tensor(t)->shape())
       for (int d : *sh) {
         if (d < 0) throw_input_error(name_ + ": tensor " + std::to_string(t) + " has a negative dimension");
         s.push_back(d);
       }
+    return s;
+  }
+  // The shape at the FIR batch: a tensor carrying the batch has it as its leading axis.
+  Shape tshape(int t) const {
+    Shape s = file_shape(t);
+    if (batch_ > 0 && batched_[static_cast<size_t>(t)]) s[0] = batch_;
     return s;
   }
   std::string tname(int t) const {
@@ -281,14 +291,126 @@ class TfliteImporter {
     return a;
   }
 
+  // --batch N (or an --input-shape differing from the file's input only in
+  // its leading axis) re-batches the model: the leading axis of every graph
+  // input is the batch, and rebatch() follows it through the operators.
+  void choose_batch() {
+    std::vector<int> inputs = list(sg_->inputs());
+    if (inputs.empty()) return;
+    const Shape first = file_shape(inputs[0]);
+    int64_t want = opts_.batch;
+    if (!opts_.input_shape.empty()) {
+      const Shape& is = opts_.input_shape;
+      if (first.empty() || is.size() != first.size() || !std::equal(is.begin() + 1, is.end(), first.begin() + 1))
+        throw_input_error(name_ + ": a TFLite model has static shapes; its input is " + interp::shape_str(first) +
+                          ", not --input-shape " + interp::shape_str(is) + " (only the leading axis, the batch, may change)");
+      if (want <= 0) want = is[0];
+    }
+    if (want <= 0 || first.empty() || want == first[0]) return;
+    file_batch_ = first[0];
+    for (int t : inputs) {
+      Shape s = file_shape(t);
+      if (s.empty() || s[0] != file_batch_)
+        throw_input_error(name_ + ": input '" + tname(t) + "' has shape " + interp::shape_str(s) + ", input '" +
+                          tname(inputs[0]) + "' " + interp::shape_str(first) +
+                          ": the graph inputs do not share a leading (batch) axis; --batch " + std::to_string(want) +
+                          " cannot be applied");
+      batched_[static_cast<size_t>(t)] = 1;
+    }
+    batch_ = want;
+  }
+
+  // Whether convert() handles the operator code (rebatch() refuses only those:
+  // the others are reported as unsupported).
+  static bool converted(int32_t code) {
+    switch (code) {
+      case CONV_2D: case DEPTHWISE_CONV_2D: case FULLY_CONNECTED: case ADD: case SUB: case MUL: case DIV:
+      case AVERAGE_POOL_2D: case MAX_POOL_2D: case MEAN: case RESHAPE: case SQUEEZE: case EXPAND_DIMS:
+      case TRANSPOSE: case CONCATENATION: case SOFTMAX: case LOGISTIC: case TANH: case RELU: case RELU6:
+      case RELU_N1_TO_1: case HARD_SWISH: case LEAKY_RELU: case QUANTIZE: case DEQUANTIZE: case PAD: case PADV2:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Re-batching, before the operator is converted: its outputs carry the
+  // batch when an input does, and must keep it as their leading axis, every
+  // sample computed apart from the others (then the result at batch N is, sample
+  // by sample, the file's). Shapes follow through tshape(); shape-carrying
+  // operators (RESHAPE's new_shape or shape tensor, SQUEEZE, EXPAND_DIMS) are
+  // rebuilt from their output shapes, so their leading dimension follows too.
+  void rebatch(const tfl::Operator* op, int32_t code) {
+    std::vector<int> in = list(op->inputs()), out = list(op->outputs());
+    // (tensor() checks the index.)
+    auto carries = [&](int t) { return t >= 0 && tensor(t) != nullptr && batched_[static_cast<size_t>(t)]; };
+    if (std::none_of(in.begin(), in.end(), carries)) return;  // constants only: the same for every sample
+    const bool check = converted(code);
+    auto refuse = [&](const std::string& why) {
+      fail_op(" (" + describe_code(code) + ") " + why + "; the model cannot be re-batched: --batch " +
+              std::to_string(batch_) + " cannot be applied");
+    };
+    auto rank = [&](int t) { return static_cast<int64_t>(file_shape(t).size()); };
+    int64_t out_rank = out.empty() || out[0] < 0 ? 0 : rank(out[0]);
+    if (check) switch (code) {
+      case TRANSPOSE: {
+        std::vector<int64_t> perm = in.size() > 1 ? constant(in[1]).to_ints() : std::vector<int64_t>{};
+        if (perm.empty() || perm[0] != 0) refuse("moves the batch away from axis 0");
+        break;
+      }
+      case CONCATENATION: {
+        const auto* o = op->builtin_options_as_ConcatenationOptions();
+        int64_t axis = o ? o->axis() : 0;
+        if (axis < 0) axis += out_rank;
+        if (axis == 0) refuse("concatenates along the batch axis");
+        for (int t : in)
+          if (t >= 0 && !carries(t))
+            refuse("concatenates '" + tname(t) + "', the same for every sample, with tensors that carry the batch");
+        break;
+      }
+      case MEAN: {
+        std::vector<int64_t> axes = in.size() > 1 ? constant(in[1]).to_ints() : std::vector<int64_t>{};
+        for (int64_t a : axes)
+          if (a == 0 || a + rank(in[0]) == 0) refuse("averages over the batch axis");
+        break;
+      }
+      case SOFTMAX:
+        if (rank(in[0]) < 2) refuse("normalises over the batch axis (a 1-D input)");
+        break;
+      case PAD: case PADV2: {
+        std::vector<int64_t> p = in.size() > 1 ? constant(in[1]).to_ints() : std::vector<int64_t>{};
+        if (p.size() >= 2 && (p[0] != 0 || p[1] != 0)) refuse("pads the batch axis");
+        break;
+      }
+      case ADD: case SUB: case MUL: case DIV:
+        for (int t : in) {
+          if (t < 0) continue;
+          Shape s = file_shape(t);
+          if (carries(t) && static_cast<int64_t>(s.size()) != out_rank)
+            refuse("broadcasts '" + tname(t) + "' " + interp::shape_str(s) + " to rank " + std::to_string(out_rank) +
+                   ", moving its batch away from axis 0");
+          if (!carries(t) && static_cast<int64_t>(s.size()) == out_rank && s[0] != 1)
+            refuse("combines the batch with '" + tname(t) + "' " + interp::shape_str(s) + ", which differs per sample");
+        }
+        break;
+      default:
+        break;
+    }
+    for (int t : out) {
+      if (t < 0) continue;
+      Shape s = file_shape(t);
+      if (s.empty() || s[0] != file_batch_) {
+        if (check)
+          refuse("gives '" + tname(t) + "' " + interp::shape_str(s) + " from a batch of " + std::to_string(file_batch_) +
+                 ": the batch is no longer its leading axis");
+        continue;
+      }
+      batched_[static_cast<size_t>(t)] = 1;
+    }
+  }
+
   void add_input(int t) {
     Shape s = tshape(t);
-    if (!opts_.input_shape.empty() && g_.inputs.empty() && opts_.input_shape != s)
-      throw_input_error(name_ + ": a TFLite model has static shapes; its input is " + interp::shape_str(s) +
-                        ", not --input-shape " + interp::shape_str(opts_.input_shape));
-    if (opts_.batch > 0 && !s.empty() && s[0] != opts_.batch)
-      throw_input_error(name_ + ": a TFLite model has a fixed batch (" + std::to_string(s[0]) + "); --batch " +
-                        std::to_string(opts_.batch) + " cannot be applied");
     int v = new_value(tname(t), s, preset_of(t));
     g_.inputs.push_back(v);
     ours_[t] = v;
@@ -715,6 +837,9 @@ class TfliteImporter {
   Graph g_;
   std::vector<int> ours_;
   std::vector<Layout> layout_;
+  std::vector<char> batched_;  // tensor -> carries the batch on axis 0 (when re-batching)
+  int64_t batch_ = 0;          // the FIR batch when it differs from the file's, else 0
+  int64_t file_batch_ = 1;
   std::map<int, int> asis_cache_, nchw_cache_;
   int op_index_ = 0;
   int sub_ = 0;

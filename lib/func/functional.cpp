@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <map>
 #include <queue>
+#include <set>
 #include <sstream>
 
 #include "asm/dram_layout.hpp"
@@ -114,7 +115,11 @@ class Runner {
   void note_writes(size_t i);
   std::string writer_story(size_t reader, const Block& byte, const std::string& producer) const;
   void capture(size_t i);
-  std::vector<NamedTensor> gather_outputs(const assembler::DramLayout& layout) const;
+  void plan_host(const assembler::DramLayout& layout);
+  interp::QTensor stored_output(const assembler::DramLayout& layout, const fir::Layer& l) const;
+  void run_host(const assembler::DramLayout& layout, const NpyLoader& weights, const std::vector<NpyArray>& inputs);
+  interp::QTensor host_golden(const fir::Layer& l) const;
+  void check_host(const fir::Layer& l, const std::vector<const interp::QTensor*>& in, const interp::QTensor& out);
 
   const isa::Program& p_;
   const std::vector<trace::Timing>& t_;
@@ -134,6 +139,9 @@ class Runner {
   std::vector<std::vector<int32_t>> l2_writer_;
   std::vector<int32_t> dram_writer_;
   std::map<std::string, std::pair<Golden, std::vector<bool>>> dumps_;
+  std::set<std::string> host_;                      // the host layers the run computes
+  std::map<std::string, std::string> host_reads_;   // accelerator layer read from DRAM -> by whom (messages)
+  std::map<std::string, interp::QTensor> host_dumps_;
   Result r_;
 };
 
@@ -449,54 +457,183 @@ interp::QTensor to_qtensor(const Golden& t, const fir::Shape& shape) {
   return q;
 }
 
-std::vector<NamedTensor> Runner::gather_outputs(const assembler::DramLayout& layout) const {
-  std::vector<NamedTensor> out;
-  std::map<int, const fir::Layer*> producers;
+// Coordinates of element k of a tensor of any rank.
+std::string index_text(int64_t k, const fir::Shape& shape) {
+  std::vector<int64_t> c(shape.size(), 0);
+  for (size_t d = shape.size(); d-- > 0;) {
+    if (shape[d] > 0) c[d] = k % shape[d], k /= shape[d];
+  }
+  std::string s = "[";
+  for (size_t d = 0; d < c.size(); ++d) s += (d ? ", " : "") + std::to_string(c[d]);
+  return s + "]";
+}
+
+std::string element_text(const interp::QTensor& t, int64_t k) {
+  if (t.is_int8()) return std::to_string(int(t.q[size_t(k)]));
+  std::ostringstream s;
+  s << t.f[size_t(k)];
+  return s.str();
+}
+
+// The first element where two tensors of one dtype and shape differ (float
+// values compared by their bits), or -1.
+int64_t first_difference(const interp::QTensor& a, const interp::QTensor& b) {
+  for (int64_t k = 0; k < a.numel(); ++k) {
+    bool same = a.is_int8() ? a.q[size_t(k)] == b.q[size_t(k)]
+                            : std::memcmp(&a.f[size_t(k)], &b.f[size_t(k)], sizeof(float)) == 0;
+    if (!same) return k;
+  }
+  return -1;
+}
+
+// The host's share of the network: the cpu layers whose results reach a graph
+// output, directly or through other host layers. They run after the program,
+// on the reference interpreter (the code that made the goldens), reading the
+// accelerator layers' outputs where the program stored them in DRAM, as the
+// host would. What the chain cannot do is refused here, before the run.
+void Runner::plan_host(const assembler::DramLayout& layout) {
+  const std::vector<const fir::Layer*> order = g_.in_index_order();
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const fir::Layer& l = **it;
+    if (l.device != fir::Device::Cpu) continue;
+    bool runs = false;
+    for (const auto& n : l.next_layer) runs = runs || fir::is_graph_output_name(n) || host_.count(n) > 0;
+    if (runs) host_.insert(l.name);
+  }
+  // The accelerator reads host layers as irgen does (resolve_producer): through
+  // them, to the accelerator layer or graph input behind. That is right for a
+  // reshape only; any other host result would be read as its input.
+  for (const fir::Layer* l : order) {
+    if (l->device != fir::Device::Npu) continue;
+    for (const auto& name : l->previous_layer) {
+      const fir::Layer* p = g_.find(name);
+      for (int depth = 0; p && p->device == fir::Device::Cpu && depth < 64; ++depth) {
+        if (p->op != fir::Op::Reshape)
+          throw_input_error(o_.fir_file + ": layer '" + l->name + "' (" + l->operation +
+                            ", on the accelerator) reads the result of host layer '" + p->name + "' (" + p->operation +
+                            "); the chain passes only host reshapes back to the accelerator (irgen reads through host "
+                            "layers), so the functional run cannot compute it");
+        const fir::Layer* next = nullptr;
+        for (const auto& q : p->previous_layer)
+          if (!fir::is_constant_name(q)) {
+            next = g_.find(q);
+            break;
+          }
+        p = next;
+      }
+    }
+  }
+  // What the host reads from DRAM: accelerator outputs feeding host layers or graph outputs.
+  for (const fir::Layer* l : order) {
+    if (host_.count(l->name)) {
+      for (const auto& name : l->previous_layer) {
+        const fir::Layer* p = g_.find(name);
+        if (p && p->device == fir::Device::Npu)
+          host_reads_.emplace(p->name, "host layer '" + l->name + "' (" + l->operation + ")");
+      }
+    } else if (l->device == fir::Device::Npu) {
+      for (const auto& n : l->next_layer)
+        if (fir::is_graph_output_name(n)) host_reads_.emplace(l->name, n);
+    }
+  }
+  for (const auto& [name, who] : host_reads_) {
+    bool stored = false;
+    for (const auto& r : layout.stores) stored = stored || r.layer == name;
+    if (!stored)
+      throw_input_error(o_.sir_file + ": layer '" + name + "' feeds " + who +
+                        ", but the program never stores it to DRAM, where the host reads it (irgen stores a layer's "
+                        "output when it is a graph output or no accelerator layer reads it)");
+  }
+}
+
+// An accelerator layer's output as the program stored it in DRAM.
+interp::QTensor Runner::stored_output(const assembler::DramLayout& layout, const fir::Layer& l) const {
+  if (l.output_shape.empty() || l.output_dtype.empty()) throw_input_error("layer '" + l.name + "' has no output shape or dtype");
+  const uint8_t* dram = m_->memory(Space::DramActivations, 0);
+  Golden t;
+  t.shape = as4(l.output_shape[0]);
+  t.elem = l.output_dtype[0] == "int8" ? 1 : 2;
+  t.bytes.assign(size_t(t.shape[0] * t.shape[1] * t.shape[2] * t.shape[3] * t.elem), 0);
+  std::vector<bool> seen(t.bytes.size() / size_t(t.elem), false);
+  for (const auto& r : layout.stores) {
+    if (r.layer != l.name) continue;
+    if (r.element_bytes != t.elem) throw_input_error("layer '" + l.name + "' is stored with a different element size");
+    auto d = r.dims();
+    for (int64_t n = 0; n < d[0]; ++n)
+      for (int64_t h = 0; h < d[2]; ++h)
+        for (int64_t w = 0; w < d[3]; ++w)
+          for (int64_t c = 0; c < d[1]; ++c) {
+            int64_t N = r.lower[0] + n, C = r.lower[1] + c, H = r.lower[2] + h, W = r.lower[3] + w;
+            if (N >= t.shape[0] || C >= t.shape[1] || H >= t.shape[2] || W >= t.shape[3]) continue;
+            int64_t k = t.index(N, C, H, W);
+            std::memcpy(t.bytes.data() + k * t.elem, dram + r.address + (((n * d[2] + h) * d[3] + w) * d[1] + c) * t.elem,
+                        size_t(t.elem));
+            seen[size_t(k)] = true;
+          }
+  }
+  if (std::find(seen.begin(), seen.end(), false) != seen.end()) {
+    auto who = host_reads_.find(l.name);
+    throw_input_error("the program does not store all of layer '" + l.name + "' (read by " +
+                      (who == host_reads_.end() ? std::string("the host") : who->second) + ") to DRAM; the Scheduler IR " +
+                      o_.sir_file + " has no store for part of it");
+  }
+  interp::QTensor q = to_qtensor(t, l.output_shape[0]);
+  // The chip stores floating point as float16; a float32 output gets those values, widened.
+  if (!q.is_int8() && l.output_dtype[0] == "float32") q.dtype = "float32";
+  return q;
+}
+
+interp::QTensor Runner::host_golden(const fir::Layer& l) const {
+  const std::string* f = l.file("output_activation1");
+  if (!f) throw_input_error("golden: layer '" + l.name + "' has no output_activation1 in its file_list");
+  std::string path = (std::filesystem::path(o_.golden_dir) / *f).string();
+  if (!std::filesystem::exists(path)) throw Error(kExitIo, path + ": no such file (golden output of layer '" + l.name + "')");
+  return interp::QTensor::from_npy(read_npy(path), path);
+}
+
+// A host layer's accelerator operands (as stored in DRAM) and its result
+// against the goldens; its host operands were checked as results before.
+void Runner::check_host(const fir::Layer& l, const std::vector<const interp::QTensor*>& in, const interp::QTensor& out) {
+  auto compare = [&](const interp::QTensor& got, const fir::Layer& of, const std::string& what) {
+    interp::QTensor want = host_golden(of);
+    if (got.dtype != want.dtype || got.shape != want.shape)
+      diverge("host layer '" + l.name + "' (" + l.operation + "): " + what + " is " + got.dtype + " " +
+              interp::shape_str(got.shape) + ", the golden of '" + of.name + "' " + want.dtype + " " +
+              interp::shape_str(want.shape));
+    r_.elements_checked += got.numel();
+    int64_t k = first_difference(got, want);
+    if (k >= 0)
+      diverge("divergence at host layer '" + l.name + "' (" + l.operation + ", run by the reference interpreter): " + what +
+              " has " + index_text(k, got.shape) + " = " + element_text(got, k) + ", golden " + element_text(want, k));
+  };
+  for (size_t i = 0; i < in.size() && i < l.previous_layer.size(); ++i) {
+    const fir::Layer* p = g_.find(l.previous_layer[i]);
+    if (p && p->device == fir::Device::Npu)
+      compare(*in[i], *p, "its input " + std::to_string(i + 1) + ", the output of '" + p->name + "' as the program stored it in DRAM,");
+  }
+  compare(out, l, "its result");
+  ++r_.host_layers_checked;
+}
+
+void Runner::run_host(const assembler::DramLayout& layout, const NpyLoader& weights, const std::vector<NpyArray>& inputs) {
+  interp::FirExecutor exec(g_, weights, [&](const fir::Layer& l) { return host_.count(l.name) > 0; });
+  std::vector<interp::Tensor> xs;
+  for (const auto& a : inputs) xs.push_back(interp::Tensor::floats(a.shape, a.to_float()));
+  auto results = exec.run(
+      xs,
+      [&](const fir::Layer& l, const std::vector<const interp::QTensor*>& in, const interp::QTensor& out) {
+        r_.host_layers.push_back(l.name);
+        if (golden_on_) check_host(l, in, out);
+        if (dumps_.count(l.name)) host_dumps_[l.name] = out;
+      },
+      [&](const fir::Layer& l) { return stored_output(layout, l); });
+  std::set<int> indices;
   for (const auto& l : g_.layers())
     for (const auto& n : l.next_layer)
-      if (fir::is_graph_output_name(n)) producers[std::stoi(n.substr(6))] = &l;
-  const uint8_t* dram = m_->memory(Space::DramActivations, 0);
-  for (const auto& [index, last] : producers) {
-    // Layers on the host that only reshape are applied here; the data is the accelerator's.
-    const fir::Layer* src = last;
-    while (src->device == fir::Device::Cpu) {
-      if (src->op != fir::Op::Reshape || src->previous_layer.empty())
-        throw_input_error("output" + std::to_string(index) + " comes from layer '" + src->name + "' (" + src->operation +
-                          ") on the cpu; the functional model runs only the accelerator (and reshapes)");
-      const fir::Layer* prev = g_.find(src->previous_layer[0]);
-      if (!prev) throw_input_error("output" + std::to_string(index) + ": '" + src->name + "' reads no layer");
-      src = prev;
-    }
-    if (src->output_shape.empty() || src->output_dtype.empty())
-      throw_input_error("layer '" + src->name + "' has no output shape or dtype");
-    Golden t;
-    t.shape = as4(src->output_shape[0]);
-    t.elem = src->output_dtype[0] == "int8" ? 1 : 2;
-    t.bytes.assign(size_t(t.shape[0] * t.shape[1] * t.shape[2] * t.shape[3] * t.elem), 0);
-    std::vector<bool> seen(t.bytes.size() / size_t(t.elem), false);
-    for (const auto& r : layout.stores) {
-      if (r.layer != src->name) continue;
-      if (r.element_bytes != t.elem) throw_input_error("layer '" + src->name + "' is stored with a different element size");
-      auto d = r.dims();
-      for (int64_t n = 0; n < d[0]; ++n)
-        for (int64_t h = 0; h < d[2]; ++h)
-          for (int64_t w = 0; w < d[3]; ++w)
-            for (int64_t c = 0; c < d[1]; ++c) {
-              int64_t N = r.lower[0] + n, C = r.lower[1] + c, H = r.lower[2] + h, W = r.lower[3] + w;
-              if (N >= t.shape[0] || C >= t.shape[1] || H >= t.shape[2] || W >= t.shape[3]) continue;
-              int64_t k = t.index(N, C, H, W);
-              std::memcpy(t.bytes.data() + k * t.elem, dram + r.address + (((n * d[2] + h) * d[3] + w) * d[1] + c) * t.elem,
-                          size_t(t.elem));
-              seen[size_t(k)] = true;
-            }
-    }
-    if (std::find(seen.begin(), seen.end(), false) != seen.end())
-      throw_input_error("the program does not store all of layer '" + src->name + "' (output" + std::to_string(index) +
-                        ") to DRAM; the Scheduler IR " + o_.sir_file + " has no store for part of it");
-    fir::Shape shape = last->output_shape.empty() ? src->output_shape[0] : last->output_shape[0];
-    out.push_back({"output" + std::to_string(index), to_qtensor(t, shape)});
-  }
-  return out;
+      if (fir::is_graph_output_name(n)) indices.insert(std::stoi(n.substr(6)));
+  for (int index : indices)
+    if (index >= 1 && size_t(index) <= results.size())
+      r_.outputs.push_back({"output" + std::to_string(index), results[size_t(index) - 1]});
 }
 
 Result Runner::run(const NpyLoader& weights, const std::vector<NpyArray>& inputs) {
@@ -505,6 +642,7 @@ Result Runner::run(const NpyLoader& weights, const std::vector<NpyArray>& inputs
   ao.sir_file = o_.sir_file;
   ao.fir_file = o_.fir_file;
   assembler::DramLayout layout = assembler::layout_dram(s_, g_, ao);
+  plan_host(layout);
   DramImage img = build_dram_image(layout, g_, a_, weights, inputs);
   m_ = std::make_unique<Machine>(a_, p_, o_.program_file, std::move(img.weights), std::move(img.activations));
   m_->plan();
@@ -570,8 +708,12 @@ Result Runner::run(const NpyLoader& weights, const std::vector<NpyArray>& inputs
     else finish(i);
   }
   r_.macs = m_->macs_done();
-  r_.outputs = gather_outputs(layout);
+  run_host(layout, weights, inputs);
   for (const auto& name : o_.dump_layers) {
+    if (auto h = host_dumps_.find(name); h != host_dumps_.end()) {
+      r_.dumps.push_back({name, h->second});
+      continue;
+    }
     const auto& [d, seen] = dumps_.at(name);
     if (std::find(seen.begin(), seen.end(), false) != seen.end() && !seen.empty())
       throw_input_error("--dump-layer " + name + ": the program does not compute all of its output");

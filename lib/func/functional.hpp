@@ -20,6 +20,16 @@
 // golden when it ends; the first difference stops the run with an Error
 // (kExitCheckFailed) naming the layer, the line, the element [n, c, h, w],
 // both values and, for a wrong operand, the instruction that last wrote it.
+//
+// The host is part of the system: after the program, the cpu layers whose
+// results reach a graph output run on the reference interpreter
+// (interp::FirExecutor, the code that made the goldens), reading the
+// accelerator layers' outputs where the program stored them in DRAM; the
+// graph outputs are theirs. With a golden directory their operands and
+// results are checked too. Refused (kExitInvalidInput, before the run): an
+// accelerator layer reading a host layer other than a reshape (irgen reads
+// through host layers), and a host layer reading an accelerator layer the
+// program does not store to DRAM.
 #pragma once
 
 #include <string>
@@ -53,8 +63,10 @@ struct Result {
   std::vector<NamedTensor> outputs;  // graph outputs: output1, output2, ... (FIR shapes and dtypes)
   std::vector<NamedTensor> dumps;    // the dumped layers, in the order asked
   int64_t macs = 0;                  // multiply-accumulates the PE instructions performed
-  int64_t layers_checked = 0;        // layers whose every output tile matched the golden
+  int64_t layers_checked = 0;        // accelerator layers whose every output tile matched the golden
   int64_t elements_checked = 0;      // golden comparisons made (operands and outputs)
+  std::vector<std::string> host_layers;  // the cpu layers run by the reference interpreter, in order
+  int64_t host_layers_checked = 0;       // of those, the ones whose operands and result matched the goldens
 };
 
 Result run(const isa::Program& program, const std::vector<trace::Timing>& timing, const arch::Architecture& a,

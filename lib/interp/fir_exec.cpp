@@ -118,6 +118,8 @@ struct FirExecutor::Plan {
   int64_t axis = 0;
   std::vector<int64_t> perm;
   int consumers = 0;
+  bool computed = true;   // false: the output comes from run()'s `given`
+  bool needed = false;    // (not computed) a computed layer or a graph output reads it
 };
 
 namespace {
@@ -190,7 +192,7 @@ Tensor as_float_tensor(const QTensor& t) {
 
 FirExecutor::~FirExecutor() = default;
 
-FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load) : g_(g) {
+FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& only) : g_(g) {
   order_ = g.in_index_order();
   plans_.resize(order_.size());
   std::map<std::string, int> index;
@@ -208,6 +210,15 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load) : g_(g) {
     const Layer& l = *order_[k];
     Plan& p = plans_[k];
     p.layer = &l;
+    if (only && !only(l)) {
+      p.computed = false;
+      for (const auto& n : l.next_layer)
+        if (fir::is_graph_output_name(n)) {
+          output_count_ = std::max(output_count_, static_cast<size_t>(std::stoi(n.substr(6))));
+          p.needed = true;
+        }
+      continue;
+    }
     bool pe = (l.op == Op::Conv2d || l.op == Op::Dense) ;
     // Inputs.
     for (size_t i = 0; i < l.previous_layer.size(); ++i) {
@@ -218,6 +229,7 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load) : g_(g) {
         s.layer = it->second;
         if (s.layer >= static_cast<int>(k)) bad(l, "input '" + name + "' comes later in layer_index order");
         ++plans_[static_cast<size_t>(s.layer)].consumers;
+        plans_[static_cast<size_t>(s.layer)].needed = true;
       } else if (fir::is_graph_input_name(name)) {
         s.graph_input = std::stoi(name.substr(5)) - 1;
         input_count_ = std::max(input_count_, static_cast<size_t>(s.graph_input + 1));
@@ -382,7 +394,7 @@ std::vector<float> pre(const QTensor& t, float s, float z) {
 
 }  // namespace
 
-std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const Observer& observer) const {
+std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const Observer& observer, const Given& given) const {
   if (inputs.size() < input_count_)
     throw_input_error("the FIR reads " + std::to_string(input_count_) + " input(s), " + std::to_string(inputs.size()) + " given");
   std::vector<QTensor> outs(order_.size());
@@ -400,6 +412,20 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
   for (size_t k = 0; k < order_.size(); ++k) {
     const Plan& p = plans_[k];
     const Layer& l = *p.layer;
+    if (!p.computed) {
+      if (!p.needed) continue;
+      if (!given) bad(l, "the layer was not prepared and no output was given for it");
+      QTensor t = given(l);
+      std::string want = l.output_dtype.empty() ? "int8" : l.output_dtype[0];
+      Shape ws = l.output_shape.empty() ? Shape{} : l.output_shape[0];
+      if (t.dtype != want || t.shape != ws || static_cast<int64_t>(t.is_int8() ? t.q.size() : t.f.size()) != t.numel())
+        bad(l, "the given output is " + t.dtype + " " + shape_str(t.shape) + ", output_shape and output_dtype say " +
+                   want + " " + shape_str(ws));
+      for (const auto& n : l.next_layer)
+        if (fir::is_graph_output_name(n)) results[static_cast<size_t>(std::stoi(n.substr(6)) - 1)] = t;
+      outs[k] = std::move(t);
+      continue;
+    }
     std::vector<const QTensor*> in;
     for (const auto& s : p.srcs) {
       if (s.layer >= 0) in.push_back(&outs[static_cast<size_t>(s.layer)]);

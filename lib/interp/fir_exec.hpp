@@ -46,9 +46,11 @@ class FirExecutor {
   // scales "k_scale", constant inputs "input_activationN").
   using Loader = std::function<NpyArray(const std::string& file)>;
 
-  // Prepares every layer; throws Error(kExitInvalidInput) naming the layer when
-  // a parameter is missing or inconsistent.
-  FirExecutor(const fir::Graph& g, const Loader& load);
+  // Prepares every layer (or only those `only` selects); throws
+  // Error(kExitInvalidInput) naming the layer when a parameter is missing or
+  // inconsistent.
+  using Select = std::function<bool(const fir::Layer&)>;
+  FirExecutor(const fir::Graph& g, const Loader& load, const Select& only = nullptr);
   ~FirExecutor();
   FirExecutor(const FirExecutor&) = delete;
   FirExecutor& operator=(const FirExecutor&) = delete;
@@ -56,9 +58,16 @@ class FirExecutor {
   // Called after each layer with its inputs (constants included) and output.
   using Observer = std::function<void(const fir::Layer&, const std::vector<const QTensor*>& inputs, const QTensor& out)>;
 
+  // The output of a layer the executor did not prepare, computed elsewhere
+  // (the functional simulator's accelerator layers).
+  using Given = std::function<QTensor(const fir::Layer&)>;
+
   // Runs on one float tensor per graph input (input1, input2, ...); returns the
-  // graph outputs (output1, ...).
-  std::vector<QTensor> run(const std::vector<Tensor>& inputs, const Observer& observer = nullptr) const;
+  // graph outputs (output1, ...). Layers left out by `only` are not computed:
+  // `given` supplies the output of each one a computed layer or a graph output
+  // reads, once, in layer_index order (its shape and dtype must be the FIR's).
+  std::vector<QTensor> run(const std::vector<Tensor>& inputs, const Observer& observer = nullptr,
+                           const Given& given = nullptr) const;
 
   const fir::Graph& graph() const { return g_; }
 

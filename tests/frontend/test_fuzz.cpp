@@ -60,7 +60,8 @@ std::string save(const std::string& bytes, const std::string& name, uint64_t see
 
 // Reads (and with `compile`, compiles) `rounds` mutations of `bytes`; returns
 // how many were rejected. Anything but cct::Error naming `name` fails.
-int fuzz(Format f, const std::string& bytes, const std::string& name, int rounds, bool compile, uint64_t seed) {
+int fuzz(Format f, const std::string& bytes, const std::string& name, int rounds, bool compile, uint64_t seed,
+         const frontend::ImportOptions& options = {}) {
   // CCT_FUZZ_SCALE=N runs N times the rounds from seeds N times further on
   // (a deeper search by hand; the thresholds below scale with it).
   const int scale = std::max(1, std::atoi(std::getenv("CCT_FUZZ_SCALE") ? std::getenv("CCT_FUZZ_SCALE") : "1"));
@@ -72,7 +73,8 @@ int fuzz(Format f, const std::string& bytes, const std::string& name, int rounds
     const std::string m = mutate_bytes(bytes, rng);
     CAPTURE(i);
     try {
-      interp::Graph g = f == Format::Onnx ? frontend::import_onnx_bytes(m, name, ".") : frontend::import_tflite_bytes(m, name);
+      interp::Graph g = f == Format::Onnx ? frontend::import_onnx_bytes(m, name, ".", options)
+                                             : frontend::import_tflite_bytes(m, name, options);
       if (compile) {
         frontend::CompileOptions o;
         o.calib_random = 1;
@@ -121,4 +123,16 @@ TEST_CASE("mutated TFLite models are read or rejected with the file's name") {
   int rejected = fuzz(Format::Tflite, cct::testing::read_file(dir + "person_detect.tflite"), "mutated.tflite", 150, true, 3);
   MESSAGE(rejected << " mutations of person_detect.tflite rejected");
   CHECK(rejected > 30);
+}
+
+TEST_CASE("mutated TFLite models re-batched (--batch 3) are read or rejected with the file's name") {
+  const std::string dir = cct::testing::reference_dir() + "/tflite/";
+  frontend::ImportOptions o;
+  o.batch = 3;
+  int rejected = fuzz(Format::Tflite, cct::testing::read_file(dir + "hello_world_int8.tflite"), "mutated.tflite", 200, true, 4, o);
+  MESSAGE(rejected << " re-batched mutations of hello_world_int8.tflite rejected");
+  CHECK(rejected > 30);
+  rejected = fuzz(Format::Tflite, cct::testing::read_file(dir + "person_detect.tflite"), "mutated.tflite", 100, true, 5, o);
+  MESSAGE(rejected << " re-batched mutations of person_detect.tflite rejected");
+  CHECK(rejected > 20);
 }

@@ -203,6 +203,196 @@ TEST_CASE("grouped, depthwise and dilated convolutions run bit for bit, alone on
     }
 }
 
+// A network ending on the host, as person_detect.tflite does: convolution,
+// pooling and dense on the accelerator, then the dense's reshape and a
+// softmax on the cpu.
+const Compiled& softmax_model(int batch) {
+  static std::string path;
+  if (path.empty()) {
+    testing::OnnxBuilder b;
+    b.input("x", {-1, 3, 8, 8}).output("y", {-1, 5});
+    b.random_init("w", {8, 3, 3, 3}).random_init("cb", {8});
+    testing::OnnxBuilder::attr(b.node("Conv", {"x", "w", "cb"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    b.node("Relu", {"c"}, {"r"});
+    b.node("GlobalAveragePool", {"r"}, {"p"});
+    b.node("Flatten", {"p"}, {"f"});
+    b.random_init("fw", {5, 8}).random_init("fb", {5});
+    testing::OnnxBuilder::attr(b.node("Gemm", {"f", "fw", "fb"}, {"d"}), "transB", int64_t{1});
+    testing::OnnxBuilder::attr(b.node("Softmax", {"d"}, {"y"}), "axis", int64_t{1});
+    path = testing::temp_dir("func_softmax_model") + "/softmax.onnx";
+    write_output(path, b.bytes());
+  }
+  return func_test::compile_model(path, batch, "softmax");
+}
+
+TEST_CASE("host layers at the end run on the interpreter: the graph output bit for bit, checked against the goldens") {
+  for (std::string arch : {"zebu-1core", "chip-64tops"})
+    for (int batch : {1, 4}) {
+      CAPTURE(arch);
+      CAPTURE(batch);
+      const auto& a = arch_named(arch);
+      const Compiled& c = softmax_model(batch);
+      std::vector<std::string> host;
+      int64_t npu_layers = 0;
+      for (const fir::Layer* l : c.graph.in_index_order()) {
+        if (l->device == fir::Device::Cpu) host.push_back(l->name);
+        npu_layers += l->device == fir::Device::Npu;
+      }
+      REQUIRE(host.size() == 2);  // the dense's reshape, then the softmax
+      REQUIRE(c.graph.find(host[1])->op == fir::Op::Softmax);
+      auto m = a.core_count() > 1 ? func_test::pipeline(c.graph, arch, a.core_count(), batch > 1 ? 2 : 1)
+                                  : func_test::single_core(c.graph, arch);
+      Built b = func_test::build(c, m, a, testing::temp_dir("func_softmax"));
+      func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+      auto want = func_test::interpret(c);
+      REQUIRE(r.outputs.size() == 1);
+      CHECK(r.outputs[0].tensor.dtype == "float16");
+      CHECK(r.outputs[0].tensor.shape == fir::Shape{batch, 5});
+      CHECK(func_test::same_bits(r.outputs[0].tensor, want[0]));
+      CHECK(r.layers_checked == npu_layers);
+      CHECK(r.host_layers == host);
+      CHECK(r.host_layers_checked == 2);
+    }
+  const auto& a = arch_named("zebu-1core");
+  const Compiled& c = softmax_model(1);
+  Built b = func_test::build(c, func_test::single_core(c.graph, "zebu-1core"), a, testing::temp_dir("func_softmax_bad"));
+  const fir::Layer* dense = nullptr;
+  for (const auto& l : c.graph.layers())
+    if (l.op == fir::Op::Dense) dense = &l;
+  REQUIRE(dense);
+  // The host computes on the accelerator's data: another bias in the dense
+  // (given to the program only) changes the softmax the run returns.
+  func::NpyLoader changed = [&](const std::string& f) {
+    NpyArray x = read_npy(c.dir + "/" + f);
+    if (f == *dense->file("b")) {
+      auto v = x.to_float();
+      for (auto& e : v) e += 1.5f * float(&e - v.data()) - 3.0f;
+      x = NpyArray::from_float(v, x.shape);
+    }
+    return x;
+  };
+  func::Options o;
+  func::Result r = func::run(b.program, b.timing, a, c.graph, b.sir, changed, {c.input}, o);
+  CHECK_FALSE(func_test::same_bits(r.outputs[0].tensor, func_test::interpret(c)[0]));
+  CHECK(r.host_layers.size() == 2);
+  // A golden softmax that is not the one the host computes is a divergence at the host layer.
+  std::string dir = testing::temp_dir("func_softmax_golden");
+  for (const auto& e : fs::directory_iterator(c.dir)) fs::copy(e.path(), fs::path(dir) / e.path().filename());
+  const fir::Layer* softmax = c.graph.find(r.host_layers[1]);
+  std::string gf = dir + "/" + *softmax->file("output_activation1");
+  auto g = interp::QTensor::from_npy(read_npy(gf), gf);
+  g.f[3] = g.f[3] == 0.25f ? 0.5f : 0.25f;
+  write_npy(gf, g.to_npy());
+  o.golden_dir = dir;
+  try {
+    func::run(b.program, b.timing, a, c.graph, b.sir, func::directory_npy_loader(c.dir), {c.input}, o);
+    FAIL("a wrong host golden was not reported");
+  } catch (const Error& e) {
+    INFO(std::string(e.what()));
+    CHECK(e.code() == kExitCheckFailed);
+    CHECK(std::string(e.what()).find("divergence at host layer '" + softmax->name + "' (softmax") != std::string::npos);
+    CHECK(std::string(e.what()).find("its result has [0, 3]") != std::string::npos);
+  }
+}
+
+// What the chain cannot do is refused before the run, naming the layers:
+// an accelerator layer reading a host result other than a reshape (irgen
+// reads through host layers), and a host layer reading an accelerator
+// output the program keeps in L2 only.
+TEST_CASE("host layers the chain cannot serve are refused, naming the layers") {
+  const auto& a = arch_named("zebu-1core");
+  auto compile = [&](testing::OnnxBuilder& b, const std::string& tag) -> const Compiled& {
+    std::string path = testing::temp_dir("func_host_" + tag) + "/" + tag + ".onnx";
+    write_output(path, b.bytes());
+    return func_test::compile_model(path, 1, tag);
+  };
+  auto error_of = [&](const Compiled& c) -> std::pair<int, std::string> {
+    try {
+      Built b = func_test::build(c, func_test::single_core(c.graph, "zebu-1core"), a, testing::temp_dir("func_host_built"));
+      func::Options o;
+      o.fir_file = "m.fir.json";
+      o.sir_file = "m.sir.json";
+      func::run(b.program, b.timing, a, c.graph, b.sir, func::directory_npy_loader(c.dir), {c.input}, o);
+    } catch (const Error& e) {
+      return {e.code(), e.what()};
+    }
+    return {0, ""};
+  };
+  {  // conv -> softmax (host) -> conv: the second convolution would read the first one's output
+    testing::OnnxBuilder b;
+    b.input("x", {1, 3, 8, 8}).output("y", {1, 4, 8, 8});
+    b.random_init("w1", {4, 3, 3, 3}).random_init("b1", {4}).random_init("w2", {4, 4, 3, 3}).random_init("b2", {4});
+    testing::OnnxBuilder::attr(b.node("Conv", {"x", "w1", "b1"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    testing::OnnxBuilder::attr(b.node("Softmax", {"c"}, {"s"}), "axis", int64_t{1});
+    testing::OnnxBuilder::attr(b.node("Conv", {"s", "w2", "b2"}, {"y"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    auto [code, msg] = error_of(compile(b, "host_middle"));
+    INFO(msg);
+    CHECK(code == kExitInvalidInput);
+    CHECK(msg.find("m.fir.json: layer '") == 0);
+    CHECK(msg.find("reads the result of host layer 'Softmax_1_1' (softmax)") != std::string::npos);
+  }
+  {  // an int8 transpose on the host before the output's dequantization on the accelerator
+    testing::OnnxBuilder b;
+    b.input("x", {1, 3, 8, 8}).output("y", {1, 4}).output("t", {1, 4, 8, 8});
+    b.random_init("w1", {4, 3, 3, 3}).random_init("b1", {4}).random_init("fw", {4, 4}).random_init("fb", {4});
+    testing::OnnxBuilder::attr(b.node("Conv", {"x", "w1", "b1"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    b.node("GlobalAveragePool", {"c"}, {"p"});
+    b.node("Flatten", {"p"}, {"f"});
+    testing::OnnxBuilder::attr(b.node("Gemm", {"f", "fw", "fb"}, {"y"}), "transB", int64_t{1});
+    testing::OnnxBuilder::attr(b.node("Transpose", {"c"}, {"t"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
+    auto [code, msg] = error_of(compile(b, "host_transpose"));
+    INFO(msg);
+    CHECK(code == kExitInvalidInput);
+    CHECK(msg.find("reads the result of host layer 'Transpose_4' (transpose)") != std::string::npos);
+  }
+  {  // a Scheduler IR without the store of the dense the host reads
+    const Compiled& c = softmax_model(1);
+    Built b = func_test::build(c, func_test::single_core(c.graph, "zebu-1core"), a, testing::temp_dir("func_host_nostore"));
+    std::string dense;
+    for (const auto& l : c.graph.layers())
+      if (l.op == fir::Op::Dense) dense = l.name;
+    sir::Schedule s = b.sir;
+    std::erase_if(s.dram.in, [&](const sir::DramStore& st) { return st.layer_name == dense; });
+    REQUIRE(s.dram.in.size() < b.sir.dram.in.size());
+    func::Options o;
+    o.sir_file = "m.sir.json";
+    try {
+      func::run(b.program, b.timing, a, c.graph, s, func::directory_npy_loader(c.dir), {c.input}, o);
+      FAIL("a host layer reading an unstored layer was not refused");
+    } catch (const Error& e) {
+      INFO(std::string(e.what()));
+      CHECK(e.code() == kExitInvalidInput);
+      CHECK(std::string(e.what()).find("m.sir.json: layer '" + dense + "' feeds host layer '" + dense +
+                                       "_reshape_output0' (reshape), but the program never stores it to DRAM") == 0);
+    }
+  }
+}
+
+// A softmax branch on the host beside the accelerator's path (the
+// convolution's output dequantized on the accelerator, stored, read by the
+// host): both graph outputs come out of the run.
+TEST_CASE("a host branch to a second graph output runs on the interpreter") {
+  const auto& a = arch_named("zebu-1core");
+  testing::OnnxBuilder b;
+  b.input("x", {1, 3, 8, 8}).output("y", {1, 4}).output("s", {1, 4, 8, 8});
+  b.random_init("w1", {4, 3, 3, 3}).random_init("b1", {4}).random_init("fw", {4, 4}).random_init("fb", {4});
+  testing::OnnxBuilder::attr(b.node("Conv", {"x", "w1", "b1"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("GlobalAveragePool", {"c"}, {"p"});
+  b.node("Flatten", {"p"}, {"f"});
+  testing::OnnxBuilder::attr(b.node("Gemm", {"f", "fw", "fb"}, {"y"}), "transB", int64_t{1});
+  testing::OnnxBuilder::attr(b.node("Softmax", {"c"}, {"s"}), "axis", int64_t{1});
+  std::string path = testing::temp_dir("func_host_softmax_branch") + "/branch.onnx";
+  write_output(path, b.bytes());
+  const Compiled& c = func_test::compile_model(path, 1, "softmax_branch");
+  Built built = func_test::build(c, func_test::single_core(c.graph, "zebu-1core"), a, testing::temp_dir("func_host_branch_built"));
+  func::Result r = func_test::run(c, built, built.program, built.timing, a, true);
+  auto want = func_test::interpret(c);
+  REQUIRE(r.outputs.size() == 2);
+  for (size_t i = 0; i < 2; ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
+  CHECK(r.host_layers.size() == 2);  // the dense's reshape and the softmax
+  CHECK(r.host_layers_checked == 2);
+}
+
 // An addition on a core where one operand is a window of a wider tensor
 // the core computed earlier (the producer cut in 2 along W, the addition in
 // 4): both operands of a vp_self share one box (vp_cfg_fm STile), so irgen
@@ -433,7 +623,14 @@ TEST_CASE("zebusim --functional: outputs, dumps, the same trace, tool convention
                                             " -o " + dir + "/func.trace");
   INFO(r.err);
   REQUIRE(r.exit_code == 0);
-  CHECK(r.err.find("golden: 12 layers match") != std::string::npos);
+  CHECK(r.err.find("golden: 12 layers match, and 1 host layer (") != std::string::npos);
+  // The dense's reshape on the host gives the graph output, and is named.
+  const fir::Layer* host = nullptr;
+  for (const auto& l : c.graph.layers())
+    if (l.device == fir::Device::Cpu) host = &l;
+  REQUIRE(host);
+  CHECK(r.err.find("1 host (cpu) layer run by the reference interpreter on the accelerator's outputs: " + host->name +
+                   " (reshape)") != std::string::npos);
   CHECK(testing::read_file(dir + "/plain.trace") == testing::read_file(dir + "/func.trace"));
   auto want = func_test::interpret(c);
   auto got = interp::QTensor::from_npy(read_npy(dir + "/out/output1.npy"), "output1");

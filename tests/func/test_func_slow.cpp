@@ -151,6 +151,40 @@ TEST_CASE("ResNet-50 and ResNet-34, batch 1 and 4, zebu-1core and chip-64tops (g
   CHECK(passed == 12);
 }
 
+// The INT8 person detector, which ends in a softmax on the host, at the
+// file's batch and re-batched to 4, through gemini's mapping on chip-64tops
+// and every layer on zebu-1core: the graph output (the host's softmax) bit
+// for bit the interpreter's, every accelerator and host layer golden.
+TEST_CASE("person_detect.tflite, batch 1 and 4, zebu-1core and chip-64tops: the host's softmax bit for bit, every layer golden") {
+  const std::string model = testing::reference_dir() + "/tflite/person_detect.tflite";
+  for (int batch : {1, 4}) {
+    const auto& c = func_test::compile_model(model, batch, "person_detect");
+    auto want = func_test::interpret(c);
+    int64_t npu_layers = 0, host_layers = 0;
+    for (const auto& l : c.graph.layers()) (l.device == fir::Device::Npu ? npu_layers : host_layers) += 1;
+    REQUIRE(host_layers == 2);  // the reshape after the dense, the softmax
+    for (std::string arch : {"zebu-1core", "chip-64tops"}) {
+      CAPTURE(batch);
+      CAPTURE(arch);
+      auto a = arch::load_architecture(arch);
+      std::string dir = testing::temp_dir("func_person_detect_b" + std::to_string(batch) + "_" + arch);
+      mapping::Mapping m = func_test::single_core(c.graph, arch);
+      if (arch != "zebu-1core") {
+        auto r = testing::run_tool("gemini", "'" + c.fir_path + "' --arch " + arch + " --no-progress -o '" + dir + "/m.json'");
+        REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+        m = mapping::read_mapping(dir + "/m.json");
+      }
+      auto b = func_test::build(c, m, a, dir);
+      func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+      REQUIRE(r.outputs.size() == 1);
+      CHECK(r.outputs[0].tensor.shape == fir::Shape{batch, 2});
+      CHECK(func_test::same_bits(r.outputs[0].tensor, want[0]));
+      CHECK(r.layers_checked == npu_layers);
+      CHECK(r.host_layers_checked == host_layers);
+    }
+  }
+}
+
 TEST_CASE("the reference programs run on the reference Frontend IR with onnx2fir's weights") {
   for (std::string net : {"resnet50", "resnet34"})
     for (int batch : {1, 4}) {

@@ -8,6 +8,7 @@
 #include "support/error.hpp"
 #include "support/io.hpp"
 #include "testing.hpp"
+#include "tflite_builder.hpp"
 
 using namespace cct;
 using cct::testing::OnnxBuilder;
@@ -168,4 +169,25 @@ torch.jit.trace(m, torch.zeros(1, 3, 8, 8)).save(sys.argv[1])
                         "/m.pt --input-shape 1,3,8,8 -o " + dir + "/n.json");
   CHECK(r.exit_code == kExitIo);
   CHECK(r.err.find("python3-torch") != std::string::npos);
+}
+
+TEST_CASE("--batch N on a TFLite model: re-batched, or refused naming the operator") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_tflite_batch");
+  std::string model = cct::testing::reference_dir() + "/tflite/person_detect.tflite";
+  auto r = cct::testing::run_tool("onnx2fir", "'" + model + "' --batch 4 --calib-random 1 --quiet --data-dir " + dir +
+                                                  "/data -o " + dir + "/p.fir.json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  fir::Graph g = fir::read_fir(dir + "/p.fir.json");
+  CHECK(g.in_index_order().front()->input_shape[0] == fir::Shape{4, 1, 96, 96});
+  CHECK(g.in_index_order().back()->output_shape[0] == fir::Shape{4, 2});
+  // A transpose that moves the batch: exit 3, the file and the operator named.
+  cct::testing::TfliteBuilder b;
+  int x = b.tensor("x", {1, 8}), p = b.ints("p", {2}, {1, 0}), y = b.tensor("y", {8, 1});
+  b.op(39, {x, p}, {y});  // TRANSPOSE
+  cct::testing::write_file(dir + "/t.tflite", b.bytes({x}, {y}));
+  r = cct::testing::run_tool("onnx2fir", dir + "/t.tflite --batch 2 -o " + dir + "/t.fir.json");
+  CHECK(r.exit_code == kExitInvalidInput);
+  CHECK(r.err.find("onnx2fir: " + dir + "/t.tflite: operator 0 (TRANSPOSE) moves the batch away from axis 0; the model "
+                   "cannot be re-batched: --batch 2 cannot be applied") != std::string::npos);
+  CHECK_FALSE(fs::exists(dir + "/t.fir.json"));
 }

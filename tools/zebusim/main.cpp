@@ -76,8 +76,20 @@ void run_functional(const cxxopts::ParseResult& r, const isa::Program& program, 
     std::ostringstream s;
     s << "zebusim: functional: " << program.size() << " instructions, " << res.macs << " MACs in " << seconds << " s ("
       << (seconds > 0 ? double(res.macs) / seconds : 0.0) << " MAC/s)";
-    if (!opt.golden_dir.empty())
-      s << "; golden: " << res.layers_checked << " layers match (" << res.elements_checked << " elements compared)";
+    if (!opt.golden_dir.empty()) {
+      s << "; golden: " << res.layers_checked << " layers match";
+      if (!res.host_layers.empty())
+        s << ", and " << res.host_layers_checked << " host layer" << (res.host_layers_checked == 1 ? "" : "s");
+      s << " (" << res.elements_checked << " elements compared)";
+    }
+    std::cerr << s.str() << "\n";
+  }
+  // The graph outputs are the host's when host layers ran: say which.
+  if (!res.host_layers.empty()) {
+    std::ostringstream s;
+    s << "zebusim: functional: " << res.host_layers.size() << " host (cpu) layer"
+      << (res.host_layers.size() == 1 ? "" : "s") << " run by the reference interpreter on the accelerator's outputs:";
+    for (const auto& name : res.host_layers) s << " " << name << " (" << graph.find(name)->operation << ")";
     std::cerr << s.str() << "\n";
   }
 }
@@ -99,8 +111,10 @@ int main(int argc, char** argv) {
                      "and writes when it ends, in the timed order (the trace is the same). --outputs DIR\n"
                      "receives output1.npy, ... and the --dump-layer tensors (<layer>.npy). --golden DIR\n"
                      "compares each compute instruction's operands and results with onnx2fir's golden\n"
-                     "activations and stops at the first difference (exit 1). Semantics and layouts:\n"
-                     "formats/ISA_Format.md, section 9."};
+                     "activations and stops at the first difference (exit 1). Layers on the host (device\n"
+                     "cpu) between the accelerator's outputs and the graph outputs run on the reference\n"
+                     "interpreter after the program, on the data it stored in DRAM (named on stderr).\n"
+                     "Semantics and layouts: formats/ISA_Format.md, section 9."};
   return cli::run_tool(
       argc, argv, info, {"program"},
       [](cxxopts::Options& o) {
