@@ -108,11 +108,14 @@ class Searcher {
 
   // ---- shared helpers
 
+  // A layer's k parts hold whole groups of this many output channels.
+  int64_t unit_of(int layer) const { return k_unit(net_.layers[size_t(layer)]); }
+
   const std::vector<int>& counts(int layer, int64_t G) {
     auto key = std::make_pair(layer, G);
     auto it = counts_.find(key);
     if (it == counts_.end())
-      it = counts_.emplace(key, feasible_core_counts(group_dims(net_.layers[size_t(layer)], G), C_, k_unit(net_.layers[size_t(layer)]))).first;
+      it = counts_.emplace(key, feasible_core_counts(group_dims(net_.layers[size_t(layer)], G), C_, unit_of(layer))).first;
     return it->second;
   }
 
@@ -134,7 +137,7 @@ class Searcher {
   mapping::Partition best_partition(int layer, int64_t n, int64_t G) {
     auto key = std::make_tuple(layer, n, G);
     if (auto it = best_part_.find(key); it != best_part_.end()) return it->second;
-    auto parts = partitions_of(group_dims(net_.layers[size_t(layer)], G), n, k_unit(net_.layers[size_t(layer)]));
+    auto parts = partitions_of(group_dims(net_.layers[size_t(layer)], G), n, unit_of(layer));
     mapping::Partition best;
     double best_score = std::numeric_limits<double>::infinity();
     for (const auto& p : parts) {
@@ -320,7 +323,7 @@ class Searcher {
     if (rng_.real() < 0.7) {
       lp.part = best_partition(lp.layer, int64_t(lp.cores.size()), G);
     } else {
-      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), int64_t(lp.cores.size()), k_unit(net_.layers[size_t(lp.layer)]));
+      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), int64_t(lp.cores.size()), unit_of(lp.layer));
       lp.part = parts[size_t(rng_.below(int64_t(parts.size())))];
     }
   }
@@ -393,7 +396,7 @@ class Searcher {
   bool move_partition(SegmentPlan& sp) {
     LayerPlan& lp = sp.layers[size_t(rng_.below(int64_t(sp.layers.size())))];
     auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], sp.batch_groups), int64_t(lp.cores.size()),
-                               k_unit(net_.layers[size_t(lp.layer)]));
+                               unit_of(lp.layer));
     if (parts.size() < 2) return false;
     mapping::Partition p = parts[size_t(rng_.below(int64_t(parts.size())))];
     if (p == lp.part) return false;
@@ -438,7 +441,7 @@ class Searcher {
       for (int c : cs)
         if (c <= int(lp.cores.size())) n = c;
       lp.cores.resize(size_t(n));
-      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), n, k_unit(net_.layers[size_t(lp.layer)]));
+      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), n, unit_of(lp.layer));
       if (std::find(parts.begin(), parts.end(), lp.part) == parts.end()) lp.part = best_partition(lp.layer, n, G);
     }
     sp.batch_groups = G;
@@ -547,7 +550,7 @@ class Searcher {
       for (size_t pos = 0; pos < original.layers.size() && !spent(); ++pos) {
         const LayerPlan& lp = original.layers[pos];
         for (const auto& p : partitions_of(group_dims(net_.layers[size_t(lp.layer)], original.batch_groups),
-                                           int64_t(lp.cores.size()), k_unit(net_.layers[size_t(lp.layer)]))) {
+                                           int64_t(lp.cores.size()), unit_of(lp.layer))) {
           if (p == lp.part || spent()) continue;
           SegmentPlan sp = original;
           sp.layers[pos].part = p;

@@ -913,7 +913,8 @@ int Generator::place_activations(bool largest_first) {
     int64_t addr = it->second.find(t.start, t.end, bytes, kL2AllocAlign, t.lowest);
     if (addr < 0) {
       std::string what = "a tensor";
-      if (t.producer_wl >= 0) what = "the output of \"" + layers_[size_t(wls_[size_t(t.producer_wl)].layer)].fir->name + "\"";
+      if (t.producer_wl >= 0)
+        what = "the output of \"" + layers_[size_t(wls_[size_t(t.producer_wl)].layer)].fir->name + "\"";
       else if (!t.source.empty() && t.source[0].layer_name) what = "the output of \"" + *t.source[0].layer_name + "\"";
       place_error_ = what + " (" + std::to_string(t.size) + " bytes, live over " + std::to_string(t.end - t.start + 1) +
                      " workloads) does not fit in the L2 of core " + std::to_string(t.core) +
