@@ -1,6 +1,7 @@
 // The quantized FIR interpreter: executes a Frontend IR layer by layer with
 // the accelerator's INT8 arithmetic (interp/int8_ops.hpp), bit for bit.
 // Layers on the cpu run in fp32 and round their outputs to float16.
+// run() can also keep the FIR's float16 tensors in fp32 (Float16::Fp32).
 //
 // onnx2fir uses it for the golden activations and the --report comparison;
 // other tools can run any FIR whose .npy files are on disk.
@@ -56,9 +57,17 @@ class FirExecutor {
   // Called after each layer with its inputs (constants included) and output.
   using Observer = std::function<void(const fir::Layer&, const std::vector<const QTensor*>& inputs, const QTensor& out)>;
 
+  // How run() holds the tensors the FIR gives as float16 (graph inputs, float
+  // outputs of post_cal and of cpu layers): Round, as the chip holds them (the
+  // golden data); Fp32 keeps them unrounded (dtype still "float16"), so that
+  // comparing with a float model measures the INT8 arithmetic even where
+  // float16's range loses the values (|x| < 3e-8 becomes 0, > 65504 infinite).
+  enum class Float16 { Round, Fp32 };
+
   // Runs on one float tensor per graph input (input1, input2, ...); returns the
   // graph outputs (output1, ...).
-  std::vector<QTensor> run(const std::vector<Tensor>& inputs, const Observer& observer = nullptr) const;
+  std::vector<QTensor> run(const std::vector<Tensor>& inputs, const Observer& observer = nullptr,
+                           Float16 float16 = Float16::Round) const;
 
   const fir::Graph& graph() const { return g_; }
 
