@@ -30,7 +30,14 @@ void Similarity::add(const float* x, const float* y, int64_t n) {
     yy += b * b;
     diff += (a - b) * (a - b);
     sum += (a + b) * (a + b) / 4.0;
+    max_diff = std::max(max_diff, std::fabs(a - b));
+    max_x = std::max(max_x, std::fabs(a));
   }
+}
+
+double Similarity::max_error() const {
+  if (max_x == 0.0) return max_diff == 0.0 ? 0.0 : 1.0;
+  return max_diff / max_x;
 }
 
 double Similarity::cosine() const {
@@ -361,6 +368,7 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
       r.device = std::string(fir::device_name(layers[k].device));
       r.cosine = sim[k].cosine();
       r.euclidean = sim[k].euclidean();
+      r.max_error = sim[k].max_error();
       r.flagged = sim[k].low();
       r.float16_lossy = layer16[k].lossy();
       if (r.float16_lossy) res.float16_losses.push_back(layer16[k].loss(r.name));
@@ -368,6 +376,7 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
     }
     res.output_cosine = final_out.cosine();
     res.output_euclidean = final_out.euclidean();
+    res.output_max_error = final_out.max_error();
     if (!res.float16_losses.empty()) {
       compare_rounded(batches);
       res.float16_output_cosine = rounded_out.cosine();

@@ -266,6 +266,7 @@ TEST_CASE("the report measures tiny logits that float16 cannot hold, and says fl
   // float16 rounding of the output, which would make every value 0.
   CHECK(r.output_cosine > 0.99);
   CHECK(r.output_euclidean > 0.8);
+  CHECK(r.output_max_error < 0.2);
   for (const auto& l : r.report) {
     CHECK_MESSAGE(!l.flagged, l.name << " " << l.cosine << " " << l.euclidean);
     CHECK_MESSAGE(l.float16_lossy == (l.name == "Gemm_10" || l.name == "Gemm_10_reshape_output0"), l.name);
@@ -345,6 +346,7 @@ TEST_CASE("the report's similarity: any magnitude alike, a wrong scale seen") {
     s.add(xs.data(), ys.data(), 64);
     CHECK(s.cosine() == doctest::Approx(one.cosine()).epsilon(1e-6));
     CHECK(s.euclidean() == doctest::Approx(one.euclidean()).epsilon(1e-4));
+    CHECK(s.max_error() == doctest::Approx(one.max_error()).epsilon(1e-4));
   }
   // Twice the float values: the cosine cannot see it, the euclidean can.
   std::vector<float> twice(x);
@@ -353,12 +355,15 @@ TEST_CASE("the report's similarity: any magnitude alike, a wrong scale seen") {
   s2.add(x.data(), twice.data(), 64);
   CHECK(s2.cosine() == doctest::Approx(1.0));
   CHECK(s2.euclidean() == doctest::Approx(1.0 / 3.0));
+  CHECK(s2.max_error() == doctest::Approx(1.0));
   CHECK(s2.low());
   frontend::Similarity s0;
   s0.add(x.data(), zero.data(), 64);
   CHECK(s0.cosine() == 0.0);
   CHECK(s0.euclidean() == doctest::Approx(-1.0));
+  CHECK(s0.max_error() == 1.0);
   CHECK(s0.low());
+  CHECK(one.max_error() < 0.02);
 }
 
 TEST_CASE("calibration inputs from a directory, and their errors") {
