@@ -22,6 +22,35 @@ namespace cct::frontend {
 
 using interp::Tensor;
 
+void Similarity::add(const float* x, const float* y, int64_t n) {
+  for (int64_t k = 0; k < n; ++k) {
+    double a = x[k], b = y[k];
+    xy += a * b;
+    xx += a * a;
+    yy += b * b;
+    diff += (a - b) * (a - b);
+    sum += (a + b) * (a + b) / 4.0;
+    max_diff = std::max(max_diff, std::fabs(a - b));
+    max_x = std::max(max_x, std::fabs(a));
+  }
+}
+
+double Similarity::max_error() const {
+  if (max_x == 0.0) return max_diff == 0.0 ? 0.0 : 1.0;
+  return max_diff / max_x;
+}
+
+double Similarity::cosine() const {
+  if (xx == 0.0 && yy == 0.0) return 1.0;
+  if (xx == 0.0 || yy == 0.0) return 0.0;
+  return xy / std::sqrt(xx * yy);
+}
+
+double Similarity::euclidean() const {
+  if (sum == 0.0) return diff == 0.0 ? 1.0 : 0.0;
+  return 1.0 - std::sqrt(diff) / std::sqrt(sum);
+}
+
 interp::Graph load_model(const std::string& path, const ImportOptions& options) {
   std::string bytes = read_input(path);
   std::string name = display_name(path);
@@ -99,26 +128,30 @@ std::vector<Tensor> make_batch(const std::vector<std::vector<Tensor>>& samples, 
   return batch;
 }
 
-struct Similarity {
-  double xy = 0, xx = 0, yy = 0, diff = 0, sum = 0;
-  void add(const float* x, const float* y, int64_t n) {
-    for (int64_t k = 0; k < n; ++k) {
-      double a = x[k], b = y[k];
-      xy += a * b;
-      xx += a * a;
-      yy += b * b;
-      diff += (a - b) * (a - b);
-      sum += (a + b) * (a + b) / 4.0;
+// What rounding to float16 does to the values a float16 tensor receives.
+struct Float16Check {
+  Similarity rounding;  // rounded against unrounded
+  int64_t values = 0, zeroed = 0, infinite = 0;
+  double max_abs = 0.0;
+  std::vector<float> rounded;
+  void add(const float* v, int64_t n) {
+    rounded.resize(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      rounded[i] = int8::to_float16(v[i]);
+      if (std::isfinite(v[i])) {
+        max_abs = std::max(max_abs, static_cast<double>(std::fabs(v[i])));
+        infinite += std::isinf(rounded[i]);
+      }
+      zeroed += v[i] != 0.0f && rounded[i] == 0.0f;
     }
+    values += n;
+    rounding.add(v, rounded.data(), n);
   }
-  double cosine() const {
-    if (xx == 0.0 && yy == 0.0) return 1.0;
-    if (xx == 0.0 || yy == 0.0) return 0.0;
-    return xy / std::sqrt(xx * yy);
-  }
-  double euclidean() const {
-    if (sum == 0.0) return diff == 0.0 ? 1.0 : 0.0;
-    return 1.0 - std::sqrt(diff) / std::sqrt(sum);
+  // Float16 rounds a value by at most 2^-11 of it (euclidean >= 0.9995): a
+  // 1% change is its range at work, not its precision.
+  bool lossy() const { return values > 0 && (infinite > 0 || !(rounding.euclidean() >= 0.99)); }
+  Float16Loss loss(const std::string& tensor) const {
+    return {tensor, values, zeroed, infinite, max_abs, rounding.euclidean()};
   }
 };
 
@@ -259,6 +292,7 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
   if (opt.report) {
     const auto& layers = q.fir.layers();
     std::vector<Similarity> sim(m.layers.size());
+    std::vector<Float16Check> layer16(m.layers.size()), input16(graph.inputs.size());
     std::vector<int> keep;
     for (const auto& l : m.layers)
       if (l.value >= 0) keep.push_back(l.value);
@@ -268,13 +302,37 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
     for (size_t k = 0; k < keep.size(); ++k) slot[keep[k]] = k;
     std::map<std::string, size_t> layer_pos;
     for (size_t k = 0; k < layers.size(); ++k) layer_pos[layers[k].name] = k;
-    Similarity final_out;
+    // The INT8 network is compared with float before float16 rounding:
+    // float16 turns values below 3e-8 into 0 (the logits of randomly
+    // initialised MobileNets are about 3e-9), which would hide what the INT8
+    // arithmetic computes. What the rounding does is measured apart, and when
+    // it loses values the final output is also compared as the FIR computes
+    // it, rounded (from the batch where that shows, catching up on earlier
+    // ones, so networks without loss run the INT8 network once per batch).
+    auto final_compare = [](Similarity& s, const std::vector<Tensor>& fout, const std::vector<interp::QTensor>& qout) {
+      for (size_t o = 0; o < fout.size() && o < qout.size(); ++o)
+        if (!qout[o].is_int8() && static_cast<int64_t>(qout[o].f.size()) == fout[o].numel())
+          s.add(fout[o].f.data(), qout[o].f.data(), fout[o].numel());
+    };
+    auto any_loss = [&] {
+      return std::any_of(layer16.begin(), layer16.end(), [](const Float16Check& c) { return c.lossy(); }) ||
+             std::any_of(input16.begin(), input16.end(), [](const Float16Check& c) { return c.lossy(); });
+    };
+    Similarity final_out, rounded_out;
+    size_t rounded_done = 0;  // batches [0, rounded_done) are in rounded_out
+    auto compare_rounded = [&](size_t upto) {
+      for (; rounded_done < upto; ++rounded_done) {
+        auto batch = make_batch(samples, graph, rounded_done);
+        final_compare(rounded_out, fi.run(batch), exec.run(batch));
+      }
+    };
     for (size_t b = 0; b < batches; ++b) {
       auto batch = make_batch(samples, graph, b);
+      for (size_t i = 0; i < batch.size() && i < input16.size(); ++i)
+        input16[i].add(batch[i].f.data(), static_cast<int64_t>(batch[i].f.size()));
       std::vector<Tensor> kept;
       auto fout = fi.run(batch, nullptr, keep, &kept);
-      auto qout = exec.run(batch, [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&,
-                                      const interp::QTensor& out) {
+      auto observe = [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&, const interp::QTensor& out) {
         size_t k = layer_pos[l.name];
         int v = m.layers[k].value;
         if (v < 0) return;
@@ -291,12 +349,17 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
           got = interp::real_values(l, out);
         }
         sim[k].add(ref.f.data(), got.data(), ref.numel());
-      });
-      for (size_t o = 0; o < fout.size() && o < qout.size(); ++o) {
-        std::vector<float> got = qout[o].is_int8() ? std::vector<float>() : qout[o].f;
-        if (static_cast<int64_t>(got.size()) == fout[o].numel()) final_out.add(fout[o].f.data(), got.data(), fout[o].numel());
+        if (out.dtype == "float16") layer16[k].add(got.data(), static_cast<int64_t>(got.size()));
+      };
+      final_compare(final_out, fout, exec.run(batch, observe, nullptr, interp::FirExecutor::Float16::Fp32));
+      if (any_loss()) {
+        compare_rounded(b);
+        final_compare(rounded_out, fout, exec.run(batch));
+        rounded_done = b + 1;
       }
     }
+    for (size_t i = 0; i < input16.size(); ++i)
+      if (input16[i].lossy()) res.float16_losses.push_back(input16[i].loss("input" + std::to_string(i + 1)));
     for (size_t k = 0; k < layers.size(); ++k) {
       if (m.layers[k].value < 0) continue;
       LayerReport r;
@@ -305,10 +368,20 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
       r.device = std::string(fir::device_name(layers[k].device));
       r.cosine = sim[k].cosine();
       r.euclidean = sim[k].euclidean();
-      r.flagged = r.cosine < 0.9 || r.euclidean < 0.5;
+      r.max_error = sim[k].max_error();
+      r.flagged = sim[k].low();
+      r.float16_lossy = layer16[k].lossy();
+      if (r.float16_lossy) res.float16_losses.push_back(layer16[k].loss(r.name));
       res.report.push_back(r);
     }
     res.output_cosine = final_out.cosine();
+    res.output_euclidean = final_out.euclidean();
+    res.output_max_error = final_out.max_error();
+    if (!res.float16_losses.empty()) {
+      compare_rounded(batches);
+      res.float16_output_cosine = rounded_out.cosine();
+      res.float16_output_euclidean = rounded_out.euclidean();
+    }
   }
   return res;
 }

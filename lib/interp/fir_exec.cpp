@@ -394,9 +394,15 @@ std::vector<float> pre(const QTensor& t, float s, float z) {
 
 }  // namespace
 
-std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const Observer& observer, const Given& given) const {
+std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const Observer& observer, const Given& given,
+                                      Float16 float16) const {
   if (inputs.size() < input_count_)
     throw_input_error("the FIR reads " + std::to_string(input_count_) + " input(s), " + std::to_string(inputs.size()) + " given");
+  const bool round16 = float16 == Float16::Round;
+  // A value of a float tensor of the given FIR dtype.
+  auto as_dtype = [round16](const std::string& dtype, float v) {
+    return dtype == "float16" && round16 ? int8::to_float16(v) : v;
+  };
   std::vector<QTensor> outs(order_.size());
   std::vector<int> remaining(order_.size());
   for (size_t k = 0; k < order_.size(); ++k) remaining[k] = plans_[k].consumers;
@@ -405,7 +411,7 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
     graph_in[k].dtype = "float16";
     graph_in[k].shape = inputs[k].shape;
     graph_in[k].f.resize(inputs[k].f.size());
-    for (size_t i = 0; i < inputs[k].f.size(); ++i) graph_in[k].f[i] = int8::to_float16(inputs[k].f[i]);
+    for (size_t i = 0; i < inputs[k].f.size(); ++i) graph_in[k].f[i] = round16 ? int8::to_float16(inputs[k].f[i]) : inputs[k].f[i];
   }
   std::vector<QTensor> results(output_count_);
   std::vector<float> tmp;
@@ -445,7 +451,7 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
     // Writes one fp32 result through post_cal (or float16 rounding).
     auto emit = [&](int64_t i, float v) {
       if (int_out) out.q[i] = int8::post_cal(v, p.mul_k, p.sum_b, p.carry);
-      else out.f[i] = int8::post_cal_float(v, p.mul_k, p.sum_b, out.dtype == "float16");
+      else out.f[i] = int8::post_cal_float(v, p.mul_k, p.sum_b, out.dtype == "float16" && round16);
     };
     auto need_int8 = [&](size_t i) {
       if (i >= in.size() || !in[i]->is_int8()) bad(l, "input " + std::to_string(i) + " must be int8");
@@ -551,7 +557,7 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
           std::vector<Tensor> r;
           run_kernel(n, 13, {&a, &b}, r);
           if (r[0].numel() != n_out) bad(l, "output_shape does not match the product");
-          for (int64_t i = 0; i < n_out; ++i) out.f[i] = out.dtype == "float16" ? int8::to_float16(r[0].f[i]) : r[0].f[i];
+          for (int64_t i = 0; i < n_out; ++i) out.f[i] = as_dtype(out.dtype, r[0].f[i]);
         }
         break;
       }
@@ -644,7 +650,7 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
               }
               float v = t.is_int8() ? int8::pre_cal(t.q[src], s, z) : t.f[src];
               if (int_out) out.q[dst] = int8::post_cal(v, mk, sb, int8::Carry::Round);
-              else out.f[dst] = out.dtype == "float16" ? int8::to_float16(v) : v;
+              else out.f[dst] = as_dtype(out.dtype, v);
             }
           off += len;
         }
@@ -699,7 +705,7 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
           if (l.op != Op::Transpose) bad(l, "int8 is only passed through by reshape and transpose");
           for (int64_t i = 0; i < n_out; ++i) out.q[i] = static_cast<int8_t>(r[0].f[i]);
         } else {
-          for (int64_t i = 0; i < n_out; ++i) out.f[i] = out.dtype == "float16" ? int8::to_float16(r[0].f[i]) : r[0].f[i];
+          for (int64_t i = 0; i < n_out; ++i) out.f[i] = as_dtype(out.dtype, r[0].f[i]);
         }
         break;
       }

@@ -1,6 +1,7 @@
 // The quantized FIR interpreter: executes a Frontend IR layer by layer with
 // the accelerator's INT8 arithmetic (interp/int8_ops.hpp), bit for bit.
 // Layers on the cpu run in fp32 and round their outputs to float16.
+// run() can also keep the FIR's float16 tensors in fp32 (Float16::Fp32).
 //
 // onnx2fir uses it for the golden activations and the --report comparison;
 // other tools can run any FIR whose .npy files are on disk.
@@ -62,12 +63,19 @@ class FirExecutor {
   // (the functional simulator's accelerator layers).
   using Given = std::function<QTensor(const fir::Layer&)>;
 
+  // How run() holds the tensors the FIR gives as float16 (graph inputs, float
+  // outputs of post_cal and of cpu layers): Round, as the chip holds them (the
+  // golden data); Fp32 keeps them unrounded (dtype still "float16"), so that
+  // comparing with a float model measures the INT8 arithmetic even where
+  // float16's range loses the values (|x| < 3e-8 becomes 0, > 65504 infinite).
+  enum class Float16 { Round, Fp32 };
+
   // Runs on one float tensor per graph input (input1, input2, ...); returns the
   // graph outputs (output1, ...). Layers left out by `only` are not computed:
   // `given` supplies the output of each one a computed layer or a graph output
   // reads, once, in layer_index order (its shape and dtype must be the FIR's).
   std::vector<QTensor> run(const std::vector<Tensor>& inputs, const Observer& observer = nullptr,
-                           const Given& given = nullptr) const;
+                           const Given& given = nullptr, Float16 float16 = Float16::Round) const;
 
   const fir::Graph& graph() const { return g_; }
 

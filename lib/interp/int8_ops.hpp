@@ -21,8 +21,10 @@
 //     accumulator units would overflow int32 whenever the input and weight
 //     scales are tiny, as in networks with vanishing activations.)
 //   * All vector-processor arithmetic is IEEE fp32, one rounding per
-//     operation, in the order written here (no fused multiply-add). FIR
-//     parameters, stored as doubles, are first rounded to fp32.
+//     operation, in the order written here (no fused multiply-add: the build
+//     has -ffp-contract=off). FIR parameters, stored as doubles, are first
+//     rounded to fp32. exp, erf and tanh are det_math's (within 0.5 + 3e-7
+//     ulp; libm's differ between machines in the last bit).
 #pragma once
 
 #include <algorithm>
@@ -31,6 +33,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+
+#include "interp/det_math.hpp"
 
 namespace cct::int8 {
 
@@ -156,16 +160,18 @@ enum class ActMode : uint8_t { Others, Relu, Sigmoid, HardSigmoid, HardSwish, Si
 ActMode parse_act_mode(std::string_view s);
 
 // alpha/beta are HardSigmoid's slope and offset (1/6 and 1/2 for hard_swish).
+// exp, erf and tanh are det_math's (the same bits on every machine, unlike
+// libm's); the rest is fp32 arithmetic as written.
 inline float activate(ActMode m, float x, float alpha = 1.0f / 6.0f, float beta = 0.5f) {
   switch (m) {
     case ActMode::Others: return x;
     case ActMode::Relu: return x > 0.0f ? x : 0.0f;
-    case ActMode::Sigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case ActMode::Sigmoid: return 1.0f / (1.0f + det::exp(-x));
     case ActMode::HardSigmoid: return std::min(1.0f, std::max(0.0f, x * alpha + beta));
     case ActMode::HardSwish: return x * std::min(1.0f, std::max(0.0f, x * (1.0f / 6.0f) + 0.5f));
-    case ActMode::Silu: return x / (1.0f + std::exp(-x));
-    case ActMode::Gelu: return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
-    case ActMode::Tanh: return std::tanh(x);
+    case ActMode::Silu: return x / (1.0f + det::exp(-x));
+    case ActMode::Gelu: return 0.5f * x * (1.0f + det::erf(x * 0.70710678118654752f));
+    case ActMode::Tanh: return det::tanh(x);
   }
   return x;
 }

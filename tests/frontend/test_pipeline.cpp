@@ -21,7 +21,10 @@ using cct::testing::OnnxBuilder;
 
 namespace {
 
-OnnxBuilder small_cnn() {
+// head scales the classifier's weights and bias: 1e-9 gives logits of about
+// 4e-9, below float16's smallest value (6e-8), like those of randomly
+// initialised MobileNets.
+OnnxBuilder small_cnn(float head = 0.5f) {
   OnnxBuilder b;
   b.input("x", {1, 3, 10, 10}).output("y", {1, 4});
   b.random_init("w1", {8, 3, 3, 3}).random_init("b1", {8}, 0.1f);
@@ -42,7 +45,7 @@ OnnxBuilder small_cnn() {
   b.node("Mul", {"a", "s"}, {"silu"});
   b.node("GlobalAveragePool", {"silu"}, {"g"});
   b.node("Flatten", {"g"}, {"f"});
-  b.random_init("fw", {4, 8}).random_init("fb", {4}, 0.1f);
+  b.random_init("fw", {4, 8}, head).random_init("fb", {4}, head / 5.0f);
   auto& gemm = b.node("Gemm", {"f", "fw", "fb"}, {"y"});
   OnnxBuilder::attr(gemm, "transB", int64_t{1});
   return b;
@@ -90,11 +93,13 @@ OnnxBuilder small_transformer() {
   return b;
 }
 
-frontend::CompileResult compile(const OnnxBuilder& b, bool golden, bool report) {
+frontend::CompileResult compile(const OnnxBuilder& b, bool golden, bool report,
+                                 const std::string& output_dtype = "float16") {
   frontend::CompileOptions o;
   o.calib_random = 4;
   o.golden = golden;
   o.report = report;
+  o.output_dtype = output_dtype;
   return frontend::compile(frontend::import_onnx_bytes(b.bytes(), "small.onnx", "."), o);
 }
 
@@ -253,6 +258,112 @@ TEST_CASE("the report compares every layer and the final output") {
   }
   CHECK(r.output_cosine > 0.99);
   CHECK(r.calibration_samples == 4);
+}
+
+TEST_CASE("the report measures tiny logits that float16 cannot hold, and says float16 loses them") {
+  auto r = compile(small_cnn(1e-9f), true, true);
+  // The INT8 network computes the logits as float does: compared before the
+  // float16 rounding of the output, which would make every value 0.
+  CHECK(r.output_cosine > 0.99);
+  CHECK(r.output_euclidean > 0.8);
+  CHECK(r.output_max_error < 0.2);
+  for (const auto& l : r.report) {
+    CHECK_MESSAGE(!l.flagged, l.name << " " << l.cosine << " " << l.euclidean);
+    CHECK_MESSAGE(l.float16_lossy == (l.name == "Gemm_10" || l.name == "Gemm_10_reshape_output0"), l.name);
+  }
+  // The loss itself is reported: the FIR as written (float16 output), as the
+  // golden data and the chip compute it, gives zeros.
+  REQUIRE(r.float16_losses.size() == 2);
+  const auto& loss = r.float16_losses[0];
+  CHECK(loss.tensor == "Gemm_10");
+  CHECK(loss.values == 4 * 4);  // 4 calibration inputs, 4 logits
+  CHECK(loss.zeroed == loss.values);
+  CHECK(loss.infinite == 0);
+  CHECK(loss.max_abs > 1e-10);
+  CHECK(loss.max_abs < 3e-8);
+  CHECK(r.float16_output_cosine == 0.0);
+  CHECK(r.float16_output_euclidean == -1.0);
+  auto files = by_name(r);
+  fir::Graph g = fir::parse_fir(r.fir_text, "tiny.json");
+  for (float v : files.at(*g.find("Gemm_10")->file("output_activation1"))->to_float()) CHECK(v == 0.0f);
+
+  // Kept in float32, the same figures and no loss.
+  auto f32 = compile(small_cnn(1e-9f), false, true, "float32");
+  CHECK(f32.float16_losses.empty());
+  CHECK(f32.output_cosine == doctest::Approx(r.output_cosine).epsilon(1e-3));
+  // Logits of ordinary size: float16 holds them.
+  CHECK(compile(small_cnn(), false, true).float16_losses.empty());
+}
+
+TEST_CASE("the executor holds float16 tensors unrounded on request, and nothing else changes") {
+  auto r = compile(small_cnn(1e-9f), true, false);
+  auto files = by_name(r);
+  fir::Graph g = fir::parse_fir(r.fir_text, "tiny.json");
+  interp::FirExecutor exec(g, [&](const std::string& f) { return *files.at(f); });
+  NpyArray in = *files.at("src_quantize_1_1_input_activation1.npy");
+  std::vector<interp::Tensor> x = {interp::Tensor::floats(in.shape, in.to_float())};
+  std::map<std::string, interp::QTensor> rounded, kept;
+  exec.run(x, [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&, const interp::QTensor& out) {
+    rounded[l.name] = out;
+  });
+  auto outs = exec.run(x, [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&,
+                              const interp::QTensor& out) { kept[l.name] = out; },
+                       nullptr, interp::FirExecutor::Float16::Fp32);
+  REQUIRE(rounded.size() == kept.size());
+  for (const auto& [name, t] : rounded) {
+    const interp::QTensor& u = kept.at(name);
+    CHECK(t.dtype == u.dtype);
+    CHECK(t.q == u.q);  // the input is float16 already: every int8 tensor is the same
+    for (size_t i = 0; i < t.f.size(); ++i) {
+      CHECK(t.f[i] == int8::to_float16(u.f[i]));
+      if (name == "Gemm_10") CHECK(u.f[i] != 0.0f);
+    }
+  }
+  REQUIRE(outs.size() == 1);
+  CHECK(outs[0].dtype == "float16");
+  CHECK(outs[0].f == kept.at("Gemm_10_reshape_output0").f);
+}
+
+TEST_CASE("the report's similarity: any magnitude alike, a wrong scale seen") {
+  std::vector<float> x(64), y(64), zero(64, 0.0f);
+  for (size_t k = 0; k < x.size(); ++k) {
+    x[k] = std::sin(0.7f * static_cast<float>(k));
+    y[k] = x[k] + 0.01f * std::cos(1.3f * static_cast<float>(k));
+  }
+  frontend::Similarity one;
+  one.add(x.data(), y.data(), 64);
+  CHECK(one.cosine() > 0.999);
+  CHECK(!one.low());
+  // Values of 1e-20 (squares of 1e-40, below float's normal range) measure
+  // the same: the sums are in double.
+  for (float tiny : {1e-20f, 1e-30f}) {
+    std::vector<float> xs(x), ys(y);
+    for (size_t k = 0; k < x.size(); ++k) {
+      xs[k] *= tiny;
+      ys[k] *= tiny;
+    }
+    frontend::Similarity s;
+    s.add(xs.data(), ys.data(), 64);
+    CHECK(s.cosine() == doctest::Approx(one.cosine()).epsilon(1e-6));
+    CHECK(s.euclidean() == doctest::Approx(one.euclidean()).epsilon(1e-4));
+    CHECK(s.max_error() == doctest::Approx(one.max_error()).epsilon(1e-4));
+  }
+  // Twice the float values: the cosine cannot see it, the euclidean can.
+  std::vector<float> twice(x);
+  for (auto& v : twice) v *= 2.0f;
+  frontend::Similarity s2;
+  s2.add(x.data(), twice.data(), 64);
+  CHECK(s2.cosine() == doctest::Approx(1.0));
+  CHECK(s2.euclidean() == doctest::Approx(1.0 / 3.0));
+  CHECK(s2.max_error() == doctest::Approx(1.0));
+  CHECK(s2.low());
+  frontend::Similarity s0;
+  s0.add(x.data(), zero.data(), 64);
+  CHECK(s0.cosine() == 0.0);
+  CHECK(s0.euclidean() == doctest::Approx(-1.0));
+  CHECK(s0.max_error() == 1.0);
+  CHECK(s0.low());
+  CHECK(one.max_error() < 0.02);
 }
 
 TEST_CASE("calibration inputs from a directory, and their errors") {

@@ -16,7 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-OnnxBuilder tiny(int64_t batch = 1) {
+// head scales the classifier: 1e-9 gives logits below float16's range.
+OnnxBuilder tiny(int64_t batch = 1, float head = 0.5f) {
   OnnxBuilder b;
   b.input("x", {batch, 3, 8, 8}).output("y", {batch, 5});
   b.random_init("w", {4, 3, 3, 3}).random_init("b", {4}, 0.1f);
@@ -25,7 +26,7 @@ OnnxBuilder tiny(int64_t batch = 1) {
   b.node("Relu", {"c"}, {"r"});
   b.node("GlobalAveragePool", {"r"}, {"g"});
   b.node("Flatten", {"g"}, {"f"});
-  b.random_init("fw", {5, 4}).random_init("fb", {5}, 0.1f);
+  b.random_init("fw", {5, 4}, head).random_init("fb", {5}, head / 5.0f);
   auto& gemm = b.node("Gemm", {"f", "fw", "fb"}, {"y"});
   OnnxBuilder::attr(gemm, "transB", int64_t{1});
   return b;
@@ -117,6 +118,34 @@ TEST_CASE("a full run: FIR, weights, golden activations, report") {
   REQUIRE(r.exit_code == 0);
   CHECK(fs::exists(dir + "/side/Conv_0_k.npy"));
   CHECK(!fs::exists(dir + "/side/Conv_0_output_activation1.npy"));
+}
+
+TEST_CASE("--report on logits too small for float16: measured before the rounding, the loss named") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_tiny_logits");
+  std::string model = write_model(dir, "m.onnx", tiny(1, 1e-9f));
+  auto r = cct::testing::run_tool("onnx2fir", model + " -o " + dir + "/m.fir.json --calib-random 3 --report --quiet");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  INFO(r.err);
+  auto p = r.err.find("final output cosine (INT8 vs float, 3 calibration inputs): ");
+  REQUIRE(p != std::string::npos);
+  CHECK(std::stod(r.err.substr(r.err.find("): ", p) + 3)) > 0.99);
+  // LOW only for the output as float16 holds it (last check)
+  CHECK(r.err.find("LOW") == r.err.rfind("LOW"));
+  CHECK(r.err.find("0 layer(s) under cosine 0.9 or euclidean 0.5") != std::string::npos);
+  CHECK(r.err.find("Gemm_4                                   dense             npu     ") != std::string::npos);
+  CHECK(r.err.find("  FLOAT16\n") != std::string::npos);
+  CHECK(r.err.find("2 float16 tensor(s) cannot hold their values") != std::string::npos);
+  CHECK(r.err.find("  Gemm_4: largest |x| ") != std::string::npos);
+  CHECK(r.err.find("15 of 15 values become 0, 0 infinite") != std::string::npos);
+  CHECK(r.err.find("float16 rounded, as the golden data and the chip): cosine 0.000000, euclidean -1.000000  LOW") !=
+        std::string::npos);
+  CHECK(r.err.find("--output-dtype float32 keeps") != std::string::npos);
+  // in float32 nothing is lost, and nothing is said about float16
+  r = cct::testing::run_tool("onnx2fir", model + " -o " + dir + "/m.fir.json --calib-random 3 --report --quiet "
+                                                 "--output-dtype float32");
+  REQUIRE(r.exit_code == 0);
+  CHECK(r.err.find("float16") == std::string::npos);
+  CHECK(r.err.find("LOW") == std::string::npos);
 }
 
 TEST_CASE("stdin, stdout, zstd output and determinism") {

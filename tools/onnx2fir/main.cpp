@@ -61,8 +61,10 @@ int main(int argc, char** argv) {
       "bit-accurate INT8 interpreter, are written there too.\n"
       "Calibration: --calib DIR reads every .npy in DIR (one sample [C,H,W] or [1,C,H,W], or a stack\n"
       "[n,C,H,W]); --calib-random N draws N seeded standard-normal samples (default 8).\n"
-      "--report prints, per layer, the cosine and euclidean similarity (1 - |x-y| / |(x+y)/2|) of the\n"
-      "float model and the INT8 FIR over the calibration inputs, flagging cosine < 0.9 or euclidean < 0.5.\n"
+      "--report prints, per layer, the cosine and euclidean similarity (1 - |x-y| / |(x+y)/2|) and the\n"
+      "max error (max |x-y| / max |x|) of the float model and the INT8 FIR over the calibration inputs,\n"
+      "flagging cosine < 0.9 or euclidean < 0.5, compared before float16 rounding; float16 tensors that\n"
+      "cannot hold their values are flagged apart.\n"
       "PyTorch: save the nn.Module as TorchScript (torch.jit.trace(model.eval(), x).save('m.pt')) and\n"
       "give --input-shape; it is exported to ONNX with /usr/bin/python3 (python3-torch)."};
   return cli::run_tool(
@@ -150,18 +152,39 @@ int main(int argc, char** argv) {
         write_output(out, res.fir_text);
         if (opt.report) {
           std::ostringstream rep;
-          rep << "layer                                    operation         device  cosine    euclidean\n";
+          rep << "layer                                    operation         device  cosine    euclidean max error\n";
           int flagged = 0;
           for (const auto& l : res.report) {
             char line[256];
-            std::snprintf(line, sizeof line, "%-40s %-17s %-7s %-9s %-9s%s\n", l.name.c_str(), l.operation.c_str(),
-                          l.device.c_str(), fmt(l.cosine).c_str(), fmt(l.euclidean).c_str(), l.flagged ? "  LOW" : "");
+            std::snprintf(line, sizeof line, "%-40s %-17s %-7s %-9s %-9s %-9s%s%s\n", l.name.c_str(),
+                          l.operation.c_str(), l.device.c_str(), fmt(l.cosine).c_str(), fmt(l.euclidean).c_str(),
+                          fmt(l.max_error).c_str(), l.flagged ? "  LOW" : "", l.float16_lossy ? "  FLOAT16" : "");
             rep << line;
             flagged += l.flagged;
           }
+          bool low = frontend::low_similarity(res.output_cosine, res.output_euclidean);
           rep << "final output cosine (INT8 vs float, " << res.calibration_samples
-              << " calibration inputs): " << fmt(res.output_cosine) << "\n";
+              << " calibration inputs): " << fmt(res.output_cosine) << ", euclidean " << fmt(res.output_euclidean)
+              << ", max error " << fmt(res.output_max_error) << (low ? "  LOW" : "") << "\n";
           rep << flagged << " layer(s) under cosine 0.9 or euclidean 0.5\n";
+          if (!res.float16_losses.empty()) {
+            rep << res.float16_losses.size()
+                << " float16 tensor(s) cannot hold their values (float16: 6.0e-08 to 65504); compared above before "
+                   "that rounding:\n";
+            for (const auto& f : res.float16_losses) {
+              char line[512];
+              std::snprintf(line, sizeof line, "  %s: largest |x| %.2g, %lld of %lld values become 0, %lld infinite\n",
+                            f.tensor.c_str(), f.max_abs, static_cast<long long>(f.zeroed),
+                            static_cast<long long>(f.values), static_cast<long long>(f.infinite));
+              rep << line;
+            }
+            bool low16 = frontend::low_similarity(res.float16_output_cosine, res.float16_output_euclidean);
+            rep << "final output as the FIR computes it (float16 rounded, as the golden data and the chip): cosine "
+                << fmt(res.float16_output_cosine) << ", euclidean " << fmt(res.float16_output_euclidean)
+                << (low16 ? "  LOW" : "") << "\n";
+            if (opt.output_dtype == "float16")
+              rep << "--output-dtype float32 keeps the tensors on the way to the graph outputs in float32\n";
+          }
           std::cerr << rep.str();
         }
         return kExitOk;
