@@ -144,7 +144,9 @@ class Lowerer {
       } else if (lo == 0.0f && std::isinf(hi)) {
         p.l.activation = "relu";
       } else {
-        if (std::isinf(lo) || std::isinf(hi)) return;
+        // The PE epilogue clamps to [0, ACTPM] only (ActMode CLIP): other
+        // bounds run as a clip layer on the vector processor.
+        if (lo != 0.0f || std::isinf(hi)) return;
         p.l.activation = "clip";
         p.l.activation_attr = Json::object();
         p.l.activation_attr.set("min", static_cast<double>(lo)).set("max", static_cast<double>(hi));
@@ -171,7 +173,8 @@ class Lowerer {
     if (op == "Div" && gelu(k)) return;
     if (op == "ReduceMean" && layer_norm_pattern(k)) return;
     if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return binary(n);
-    if (op == "Relu" || op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish" || op == "Tanh")
+    if (op == "Relu" || op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish" || op == "Tanh" || op == "Clip" ||
+        op == "LeakyRelu" || op == "Elu" || op == "PRelu")
       return activation(k);
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") return pool(n);
     if (op == "Concat") return concat(n);
@@ -561,6 +564,15 @@ class Lowerer {
     if (n.op == "Relu") return vp_activation("relu", fir::Op::Relu, n, x, out, name);
     if (n.op == "Tanh") return vp_activation("tanh", fir::Op::Tanh, n, x, out, name);
     if (n.op == "HardSwish") return vp_activation("hard_swish", fir::Op::HardSwish, n, x, out, name);
+    if (n.op == "Clip") return clip(n, x, out, name);
+    if (n.op == "LeakyRelu" || n.op == "Elu") {
+      bool leaky = n.op == "LeakyRelu";
+      vp_activation(leaky ? "leaky_relu" : "elu", leaky ? fir::Op::LeakyRelu : fir::Op::Elu, n, x, out, name);
+      protos_.back().l.activation_attr = Json::object();
+      protos_.back().l.activation_attr.set("alpha", static_cast<double>(n.get_float("alpha", leaky ? 0.01f : 1.0f)));
+      return;
+    }
+    if (n.op == "PRelu") return prelu(n, x, out, name);
     // x * f(x) forms: sigmoid -> silu, hard sigmoid (1/6, 1/2) -> hard swish
     int m = single_reader(out);
     bool times_x = m >= 0 && node(m).op == "Mul" && other(node(m), out) == x;
@@ -580,6 +592,42 @@ class Lowerer {
     vp_activation("hard_sigmoid", fir::Op::HardSigmoid, n, x, out, name);
     protos_.back().l.activation_attr = Json::object();
     protos_.back().l.activation_attr.set("alpha", static_cast<double>(alpha)).set("beta", static_cast<double>(beta));
+  }
+
+  // A standalone Clip (ReLU6 among them) on the vector processor; a missing
+  // bound is the largest float, so the clamp stays one operation.
+  void clip(const Node& n, int x, int out, const std::string& name) {
+    float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+    if (g_.opset < 11) {
+      lo = n.get_float("min", lo);
+      hi = n.get_float("max", hi);
+    } else if ((n.input(1) >= 0 && !scalar_const(n.input(1), lo)) || (n.input(2) >= 0 && !scalar_const(n.input(2), hi))) {
+      return fail(n, "the bounds must be scalar constants");
+    }
+    lo = std::max(lo, std::numeric_limits<float>::lowest());
+    hi = std::min(hi, std::numeric_limits<float>::max());
+    vp_activation("clip", fir::Op::Clip, n, x, out, name);
+    protos_.back().l.activation_attr = Json::object();
+    protos_.back().l.activation_attr.set("min", static_cast<double>(lo)).set("max", static_cast<double>(hi));
+  }
+
+  // PReLU: a leaky ReLU whose slope is a constant tensor broadcast over the
+  // input (one value per channel, or a single one), kept as a second input
+  // of shape [1, C, 1, 1].
+  void prelu(const Node& n, int x, int out, const std::string& name) {
+    int s = n.input(1);
+    if (!float_const(s)) return fail(n, "the slope must be a floating-point constant");
+    const Shape& xs = shape(x);
+    Tensor slope = g_.constant(s);
+    int64_t c = xs.size() >= 2 ? xs[1] : 1;
+    if (slope.numel() != 1 && slope.numel() != c)
+      return fail(n, "the slope " + interp::shape_str(slope.shape) + " must hold one value or one per channel (" +
+                         std::to_string(c) + ")");
+    Shape ss(xs.size(), 1);
+    if (ss.size() >= 2) ss[1] = slope.numel();
+    slope.shape = ss;
+    vp_activation("prelu", fir::Op::PRelu, n, x, out, name);
+    protos_.back().in_values.push_back(add_constant_value(name + "_constant1", std::move(slope)));
   }
 
   void pool(const Node& n) {

@@ -1320,6 +1320,12 @@ void Generator::tile_vp(Wl& w) {
     return (l.tensor_lut[i][0] << 2) | (l.tensor_lut[i][1] << 1) | l.tensor_lut[i][2];
   };
   op.two_inputs = !pool && lut_bits(1) != 0;
+  if (op.two_inputs && w.inputs.size() > 1) {
+    // A broadcast second operand reads its own (smaller) region.
+    Dims se = w.inputs[1].region.extent();
+    op.second_elements = se[1] * se[2] * se[3];
+    op.second_bytes = L.inputs.size() > 1 ? L.inputs[1].bytes : op.in_bytes;
+  }
   auto ps = l.pool_size.value_or(std::array<int64_t, 2>{1, 1});
   op.window = pool ? ps[0] * ps[1] : 1;
   int64_t cycles = tiler_.vp_cycles(op);
