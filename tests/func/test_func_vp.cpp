@@ -14,6 +14,7 @@
 #include "../testing/testing.hpp"
 #include "asm/asm.hpp"
 #include "func_test_util.hpp"
+#include "interp/fir_exec.hpp"
 #include "irgen/irgen.hpp"
 #include "support/error.hpp"
 #include "support/io.hpp"
@@ -267,6 +268,28 @@ TEST_CASE("a fused clip with a lower bound other than 0 and PReLU are refused by
   b.node("PRelu", {"c", "slope"}, {"y"});
   const Compiled& c = func_test::compile_model(save(b, "prelu"), 1, "vp_prelu");
   REQUIRE(count_ops(c.graph, fir::Op::PRelu) == 1);
+  // The interpreter's PReLU: the conv's output times its channel's slope below 0.
+  {
+    const float slope[8] = {0.1f, 0.2f, 0.3f, -0.1f, 0.25f, 0.5f, 0.05f, 0.0f};
+    const fir::Layer* pr = nullptr;
+    for (const auto& l : c.graph.layers()) if (l.op == fir::Op::PRelu) pr = &l;
+    const fir::Layer* cv = c.graph.find(pr->previous_layer[0]);
+    auto golden = [&](const fir::Layer& l) {
+      return interp::real_values(l, interp::QTensor::from_npy(read_npy(c.dir + "/" + *l.file("output_activation1")), l.name));
+    };
+    std::vector<float> x = golden(*cv), y = golden(*pr);
+    // An int8 output's step, or float16's precision.
+    auto q = interp::output_quant(*pr);
+    REQUIRE(x.size() == y.size());
+    int negative = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      float s = slope[(i / 36) % 8];
+      negative += x[i] < 0.0f;
+      float want = x[i] >= 0.0f ? x[i] : s * x[i];
+      CHECK(std::fabs(y[i] - want) <= (q ? q->scale : 1e-3 * std::fabs(want) + 1e-6));
+    }
+    CHECK(negative > 0);
+  }
   const auto& a = arch_named("zebu-1core");
   auto sir = irgen::generate(c.graph, func_test::single_core(c.graph, "zebu-1core"), a);
   CHECK_THROWS_WITH_AS(assembler::assemble(sir, c.graph, a), doctest::Contains("PReLU's per-channel slope"), Error);
