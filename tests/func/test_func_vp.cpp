@@ -152,6 +152,24 @@ void check_model(const Compiled& c, const std::string& tag) {
                          : func_test::single_core(c.graph, k.name);
     Built b = func_test::build(c, m, a, testing::temp_dir("func_vp_" + tag));
     CHECK(irgen::check(b.sir, a, &c.graph, "s.json").empty());
+    // irgen's VP tile times are zebusim's (one timing model): exactly, one sample per tile.
+    if (batch == 1) {
+      std::map<std::pair<int64_t, int64_t>, int64_t> measured;
+      for (size_t i = 0; i < b.program.size(); ++i) {
+        const auto& in = b.program.instructions[i];
+        if (in.op() == isa::Opcode::vp_self || in.op() == isa::Opcode::vp_pool)
+          measured[{in.mapping.wkl, in.mapping.tile}] += b.timing[i].duration();
+      }
+      size_t compared = 0;
+      for (const auto& core : b.sir.cores)
+        for (const auto& w : core.workloads)
+          for (size_t t = 0; t < w.tile_info.size(); ++t)
+            if (auto it = measured.find({w.workload_id, int64_t(t)}); it != measured.end()) {
+              CHECK(int64_t(w.tile_info[t].single_tile_time_pred) == it->second);
+              ++compared;
+            }
+      CHECK(compared == measured.size());
+    }
     func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
     auto want = func_test::interpret(c);
     REQUIRE(r.outputs.size() == want.size());
