@@ -612,19 +612,23 @@ class Lowerer {
   }
 
   // PReLU: a leaky ReLU whose slope is a constant tensor broadcast over the
-  // input (one value per channel, or a single one), kept as a second input
-  // of shape [1, C, 1, 1].
+  // input (ONNX's unidirectional broadcast: one value per channel is
+  // [C, 1, 1]), kept as a second input of the input's rank.
   void prelu(const Node& n, int x, int out, const std::string& name) {
     int s = n.input(1);
     if (!float_const(s)) return fail(n, "the slope must be a floating-point constant");
     const Shape& xs = shape(x);
     Tensor slope = g_.constant(s);
-    int64_t c = xs.size() >= 2 ? xs[1] : 1;
-    if (slope.numel() != 1 && slope.numel() != c)
-      return fail(n, "the slope " + interp::shape_str(slope.shape) + " must hold one value or one per channel (" +
-                         std::to_string(c) + ")");
     Shape ss(xs.size(), 1);
-    if (ss.size() >= 2) ss[1] = slope.numel();
+    bool fits = slope.shape.size() <= xs.size();
+    for (size_t i = 0; fits && i < slope.shape.size(); ++i) {
+      int64_t d = slope.shape[slope.shape.size() - 1 - i];
+      fits = d == 1 || d == xs[xs.size() - 1 - i];
+      ss[xs.size() - 1 - i] = d;
+    }
+    if (!fits)
+      return fail(n, "the slope " + interp::shape_str(slope.shape) + " does not broadcast to the input " +
+                         interp::shape_str(xs));
     slope.shape = ss;
     vp_activation("prelu", fir::Op::PRelu, n, x, out, name);
     protos_.back().in_values.push_back(add_constant_value(name + "_constant1", std::move(slope)));
