@@ -639,14 +639,16 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   const bool maxpool = L.op == fir::Op::MaxPool2d;
   const bool pool = maxpool || L.op == fir::Op::AvgPool2d;
   // The VP reads its operands from L2, where the schedule brings layer
-  // outputs and graph inputs only (the average pool's constant divisor is
-  // the multiplier MG0V).
-  if (!pool)
+  // outputs, graph inputs and PReLU's slope (loaded from DRAM); the average
+  // pool's constant divisor is the multiplier MG0V. Other constants have no
+  // way there.
+  if (!pool && L.op != fir::Op::PRelu)
     for (const auto& prev : L.previous_layer)
       if (fir::is_constant_name(prev))
         fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\" (" + std::string(fir::op_name(L.op)) + ") reads the constant \"" + prev +
-                                           "\": no transfer brings constants into L2 for the vector processor" +
-                                           (L.op == fir::Op::PRelu ? " (PReLU's per-channel slope)" : ""));
+                                           "\": no transfer brings such constants into L2 for the vector processor");
+  if (L.op == fir::Op::PRelu && w.ifmap.size() != 2)
+    fail(sh_.o, p + "/ifmap", "layer \"" + L.name + "\" (prelu) needs its input and its slope, loaded from DRAM, as ifmaps");
   Coord ril = region_lower(k, false), rol = region_lower(k, true);
   std::vector<TensorView> ifms;
   for (size_t i = 0; i < w.ifmap.size(); ++i) ifms.push_back(TensorView::of(input_buffer(k, i)));
@@ -702,7 +704,7 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   Coord rb = ra;
   if (two) {
     if (fm1_needed)
-      for (int i = 1; i < 4; ++i) rb[i] = ifms[ib].d[i] == 1 ? ifms[ib].lo[i] : ra[i];
+      for (int i = 0; i < 4; ++i) rb[i] = ifms[ib].d[i] == 1 ? ifms[ib].lo[i] : ra[i];
     ifms[ib].place(rb);
   }
   const auto mp = mapping(k, static_cast<int32_t>(ti));
@@ -850,7 +852,9 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
       in.set(Param::TM, 0);
       in.set(Param::LUT, static_cast<int64_t>(lut));
       int64_t a_first = ifms[ia].addr(ra[0] + n, ra[1], ra[2], ra[3]);
-      int64_t a_second = two ? ifms[ib].addr(rb[0] + n, rb[1], rb[2], rb[3]) : a_first;
+      // (B of one sample, PReLU's slope, serves every sample)
+      const int64_t nb = fm1_needed && ifms[ib].d[0] == 1 ? 0 : n;
+      int64_t a_second = two ? ifms[ib].addr(rb[0] + nb, rb[1], rb[2], rb[3]) : a_first;
       in.set(Param::STaddr, a_second);
       in.set(Param::STaddr1, a_first);
       in.set(Param::DTaddr, daddr);

@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 
+#include "interp/int8_ops.hpp"
 #include "interp/ops.hpp"
 #include "support/error.hpp"
 
@@ -630,6 +631,9 @@ class Lowerer {
       return fail(n, "the slope " + interp::shape_str(slope.shape) + " does not broadcast to the input " +
                          interp::shape_str(xs));
     slope.shape = ss;
+    // The vector processor reads the slope from DRAM as FP16 (operand B):
+    // the interpreter computes with the same float16 numbers.
+    for (float& v : slope.f) v = int8::to_float16(v);
     vp_activation("prelu", fir::Op::PRelu, n, x, out, name);
     protos_.back().in_values.push_back(add_constant_value(name + "_constant1", std::move(slope)));
   }
@@ -1151,7 +1155,8 @@ fir::Graph structure_of(const LoweredModel& m) {
         add_input("input" + std::to_string(o.index + 1), m.graph_input_shapes[static_cast<size_t>(o.index)], "float16", 0);
       } else {
         const LConstant& c = m.constants[static_cast<size_t>(o.index)];
-        add_input(c.name, c.tensor.shape, "float32", -1);
+        // prelu's slope is float16 numbers, loaded as FP16 (see prelu()).
+        add_input(c.name, c.tensor.shape, l.op == fir::Op::PRelu ? "float16" : "float32", -1);
       }
     }
     if (l.op == fir::Op::Conv2d || l.op == fir::Op::Dense) {

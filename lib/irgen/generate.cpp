@@ -365,9 +365,13 @@ void Generator::build_network() {
     const fir::Layer& l = *lm.fir;
     for (size_t i = 0; i < l.previous_layer.size(); ++i) {
       const std::string& p = l.previous_layer[i];
-      if (fir::is_constant_name(p)) continue;
+      // PReLU's slope is loaded from DRAM as a network input is; other
+      // constants are configuration (the average pool's divisor).
+      const bool loaded = l.op == fir::Op::PRelu && fir::is_constant_name(p);
+      if (fir::is_constant_name(p) && !loaded) continue;
       InputRef in;
-      in.producer = resolve_producer(p, &in.graph_input);
+      if (loaded) in.producer = -1, in.graph_input = p;
+      else in.producer = resolve_producer(p, &in.graph_input);
       if (in.producer == -2) fail_fir(l.name, "input \"" + p + "\" is neither a layer nor a graph input");
       in.fir_index = i;
       if (i >= l.input_shape.size()) fail_fir(l.name, "no input_shape for input " + std::to_string(i));
@@ -423,8 +427,8 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
     r.lo[2] = 0, r.hi[2] = d[2] - 1;
     r.lo[3] = 0, r.hi[3] = d[3] - 1;
   } else {
-    for (int i = 1; i < 4; ++i) {
-      // Broadcast axes of size 1 read their only element.
+    for (int i = 0; i < 4; ++i) {
+      // Broadcast axes of size 1 read their only element (the batch too: a constant).
       r.lo[i] = d[i] == 1 ? 0 : out.lo[i];
       r.hi[i] = d[i] == 1 ? 0 : std::min<int64_t>(d[i] - 1, out.hi[i]);
     }
