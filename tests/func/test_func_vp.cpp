@@ -286,16 +286,18 @@ TEST_CASE("PReLU runs on the vector processor with its per-channel slope loaded 
   conv(b, "x", "c", 8, 8, 3, 12);
   b.init("slope", {8, 1, 1}, std::vector<float>(slope, slope + 8));
   b.node("PRelu", {"c", "slope"}, {"p"});
-  conv(b, "p", "y", 8, 8, 1, 13);
+  conv(b, "p", "c2", 8, 8, 1, 13);
+  b.init("slope1", {1}, {0.375f});  // one slope for all: B of box [1, 1, 1]
+  b.node("PRelu", {"c2", "slope1"}, {"y"});
   const std::string model = save(b, "prelu");
   for (int batch : {1, 2}) {
     CAPTURE(batch);
     const Compiled& c = func_test::compile_model(model, batch, "vp_prelu");
-    REQUIRE(count_ops(c.graph, fir::Op::PRelu) == 1);
+    REQUIRE(count_ops(c.graph, fir::Op::PRelu) == 2);
     // The interpreter's PReLU: the conv's output times its channel's slope below 0.
     const fir::Layer* pr = nullptr;
     for (const auto& l : c.graph.layers())
-      if (l.op == fir::Op::PRelu) pr = &l;
+      if (l.op == fir::Op::PRelu && !pr) pr = &l;
     const fir::Layer* cv = c.graph.find(pr->previous_layer[0]);
     auto golden = [&](const fir::Layer& l) {
       return interp::real_values(l, interp::QTensor::from_npy(read_npy(c.dir + "/" + *l.file("output_activation1")), l.name));
@@ -306,7 +308,7 @@ TEST_CASE("PReLU runs on the vector processor with its per-channel slope loaded 
     REQUIRE(x.size() == y.size());
     int negative = 0;
     for (size_t i = 0; i < x.size(); ++i) {
-      float s = slope[(i / 36) % 8];
+      float s = slope[(i / 36) % 8];  // (float16 numbers all)
       negative += x[i] < 0.0f;
       float want = x[i] >= 0.0f ? x[i] : s * x[i];
       CHECK(std::fabs(y[i] - want) <= q->scale);
