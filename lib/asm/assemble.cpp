@@ -639,16 +639,19 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   const bool maxpool = L.op == fir::Op::MaxPool2d;
   const bool pool = maxpool || L.op == fir::Op::AvgPool2d;
   // The VP reads its operands from L2, where the schedule brings layer
-  // outputs, graph inputs and PReLU's slope (loaded from DRAM); the average
-  // pool's constant divisor is the multiplier MG0V. Other constants have no
-  // way there.
-  if (!pool && L.op != fir::Op::PRelu)
+  // outputs, graph inputs and the constant operands of PReLU and element-wise
+  // layers (loaded from DRAM); the average pool's constant divisor is the
+  // multiplier MG0V. Other constants have no way there.
+  const bool loads_constant = L.op == fir::Op::PRelu || L.op == fir::Op::ElementWiseAdd ||
+                              L.op == fir::Op::ElementWiseSub || L.op == fir::Op::ElementWiseMul;
+  if (!pool && !loads_constant)
     for (const auto& prev : L.previous_layer)
       if (fir::is_constant_name(prev))
         fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\" (" + std::string(fir::op_name(L.op)) + ") reads the constant \"" + prev +
                                            "\": no transfer brings such constants into L2 for the vector processor");
-  if (L.op == fir::Op::PRelu && w.ifmap.size() != 2)
-    fail(sh_.o, p + "/ifmap", "layer \"" + L.name + "\" (prelu) needs its input and its slope, loaded from DRAM, as ifmaps");
+  if (loads_constant && w.ifmap.size() != 2)
+    fail(sh_.o, p + "/ifmap", "layer \"" + L.name + "\" (" + std::string(fir::op_name(L.op)) +
+                                  ") needs both operands as ifmaps (a constant one loaded from DRAM)");
   Coord ril = region_lower(k, false), rol = region_lower(k, true);
   std::vector<TensorView> ifms;
   for (size_t i = 0; i < w.ifmap.size(); ++i) ifms.push_back(TensorView::of(input_buffer(k, i)));

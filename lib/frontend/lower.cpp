@@ -514,15 +514,24 @@ class Lowerer {
       p.l.sumsub_mode = n.op == "Add" ? "add" : "sub";
     } else {
       p.l.op = fir::Op::ElementWiseMul;
-      if (n.op == "Div") {
-        if (!cb) return fail(n, "division by a computed tensor is not supported");
-        // x / c = x * (1/c)
-        Tensor r = g_.constant(b);
-        for (float& v : r.f) v = 1.0f / v;
-        bv = add_constant_value(p.l.name + "_constant1", std::move(r));
-      }
     }
-    if (cb && bv == b) bv = add_constant_value(p.l.name + "_constant1", g_.constant(b));
+    if (cb) {
+      // A constant operand is loaded from DRAM as FP16 (operand B of the
+      // vector processor): float16 numbers, of the other operand's rank
+      // (numpy broadcast). x / c = x * (1/c).
+      Tensor r = g_.constant(b);
+      if (!r.is_float()) {
+        std::vector<float> f(r.i.begin(), r.i.end());
+        r = Tensor::floats(r.shape, std::move(f));
+      }
+      if (n.op == "Div")
+        for (float& v : r.f) v = 1.0f / v;
+      for (float& v : r.f) v = int8::to_float16(v);
+      while (r.shape.size() < shape(a).size()) r.shape.insert(r.shape.begin(), 1);
+      bv = add_constant_value(p.l.name + "_constant1", std::move(r));
+    } else if (n.op == "Div") {
+      return fail(n, "division by a computed tensor is not supported");
+    }
     int out = n.outputs[0];
     if (p.l.op == fir::Op::ElementWiseAdd) {
       if (int r = single_reader(out); r >= 0 && node(r).op == "Relu") {
@@ -1155,8 +1164,11 @@ fir::Graph structure_of(const LoweredModel& m) {
         add_input("input" + std::to_string(o.index + 1), m.graph_input_shapes[static_cast<size_t>(o.index)], "float16", 0);
       } else {
         const LConstant& c = m.constants[static_cast<size_t>(o.index)];
-        // prelu's slope is float16 numbers, loaded as FP16 (see prelu()).
-        add_input(c.name, c.tensor.shape, l.op == fir::Op::PRelu ? "float16" : "float32", -1);
+        // The constant operands of prelu and element-wise layers are float16
+        // numbers, loaded as FP16 (see prelu(), binary()).
+        bool fp16 = l.op == fir::Op::PRelu || l.op == fir::Op::ElementWiseAdd || l.op == fir::Op::ElementWiseSub ||
+                    l.op == fir::Op::ElementWiseMul;
+        add_input(c.name, c.tensor.shape, fp16 ? "float16" : "float32", -1);
       }
     }
     if (l.op == fir::Op::Conv2d || l.op == fir::Op::Dense) {

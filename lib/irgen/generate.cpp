@@ -365,9 +365,12 @@ void Generator::build_network() {
     const fir::Layer& l = *lm.fir;
     for (size_t i = 0; i < l.previous_layer.size(); ++i) {
       const std::string& p = l.previous_layer[i];
-      // PReLU's slope is loaded from DRAM as a network input is; other
-      // constants are configuration (the average pool's divisor).
-      const bool loaded = l.op == fir::Op::PRelu && fir::is_constant_name(p);
+      // The constant operand of PReLU and element-wise layers is loaded from
+      // DRAM as a network input is; others are configuration (the average
+      // pool's divisor).
+      const bool loaded = (l.op == fir::Op::PRelu || l.op == fir::Op::ElementWiseAdd || l.op == fir::Op::ElementWiseSub ||
+                           l.op == fir::Op::ElementWiseMul) &&
+                          fir::is_constant_name(p);
       if (fir::is_constant_name(p) && !loaded) continue;
       InputRef in;
       if (loaded) in.producer = -1, in.graph_input = p;

@@ -112,7 +112,8 @@ std::string fused_model() {
 
 // Squeeze and excitation, and the broadcasts around it: a per-channel gate
 // [N, C, 1, 1] times [N, C, H, W] in both operand orders, additions and
-// subtractions of [N, C, 1, 1], and a per-pixel [N, 1, H, W] factor.
+// subtractions of [N, C, 1, 1], a per-pixel [N, 1, H, W] factor, and
+// constant operands (per channel and scalars, x / c among them).
 std::string se_model() {
   OnnxBuilder b(13);
   b.input("x", {-1, 8, 6, 6}).output("y", {-1, 8, 6, 6});
@@ -132,7 +133,14 @@ std::string se_model() {
   b.node("Sub", {"p", "a"}, {"s1"});  // the broadcast operand first: reverse subtraction
   b.node("Sub", {"s1", "g2"}, {"s2"});
   conv(b, "f", "t", 8, 1, 1, 11);  // one channel: a per-pixel factor
-  b.node("Mul", {"s2", "t"}, {"y"});
+  b.node("Mul", {"s2", "t"}, {"m3"});
+  // Constant operands, loaded from DRAM: per channel, and scalars.
+  b.init("bias8", {8, 1, 1}, {0.5f, -0.25f, 1.0f, 0.0f, -1.5f, 0.125f, 2.0f, -0.75f});
+  b.init("six", {}, {6.0f}).init("quarter", {}, {0.25f}).init("third", {1}, {0.3f});
+  b.node("Add", {"m3", "bias8"}, {"k1"});
+  b.node("Div", {"k1", "six"}, {"k2"});
+  b.node("Sub", {"k2", "quarter"}, {"k3"});
+  b.node("Mul", {"third", "k3"}, {"y"});  // the constant first: the operands trade places
   return save(b, "se");
 }
 
