@@ -469,6 +469,83 @@ std::array<isa::YCutMode, 1> CoreAssembler::ycut_for(const std::string& name) co
 
 // ------------------------------------------------------------------ compute
 
+// activation_attr of a layer: in Layer::activation when read from a file, in
+// Layer::extra when onnx2fir built it for a layer without activation_type
+// (as the interpreter reads it).
+const Json* activation_attr(const fir::Layer& l) {
+  if (l.activation && l.activation->attr.is_object()) return &l.activation->attr;
+  for (const auto& [key, val] : l.extra)
+    if (key == "activation_attr" && val.is_object()) return &val;
+  return nullptr;
+}
+
+double attr_or(const fir::Layer& l, const char* key, double fallback) {
+  const Json* a = activation_attr(l);
+  const Json* v = a ? a->find(key) : nullptr;
+  return v && v->is_number() ? v->as_double() : fallback;
+}
+
+// The fused activation of a conv2d / dense in the PE epilogue: ReLU, a clamp
+// to [0, ACTPM] (relu6, clip with min 0) or a leaky ReLU of slope ACTPM.
+void pm_activation(Instruction& pm, const fir::Layer& L, const Options& o, const std::string& p) {
+  isa::ActMode mode = isa::ActMode::DISABLE;
+  double param = 0.0;
+  const std::string type = L.activation && L.activation->type ? *L.activation->type : "";
+  if (type == "relu") {
+    mode = isa::ActMode::RELU;
+  } else if (type == "relu6") {
+    mode = isa::ActMode::CLIP, param = 6.0;
+  } else if (type == "clip") {
+    // The interpreter's defaults (int8::Activation): min 0, max 6.
+    if (attr_or(L, "min", 0.0) != 0.0)
+      fail(o, p + "/layer_name", "layer \"" + L.name +
+                                         "\": a fused clip with a lower bound other than 0 has no PE activation "
+                                         "(ActMode CLIP clamps to [0, ACTPM]); run it as a clip layer on the vector processor");
+    mode = isa::ActMode::CLIP, param = attr_or(L, "max", 6.0);
+  } else if (type == "leaky_relu") {
+    mode = isa::ActMode::LEAKY_RELU, param = attr_or(L, "alpha", 0.01);
+  } else if (!type.empty()) {
+    fail(o, p + "/layer_name", "layer \"" + L.name + "\": activation_type \"" + type +
+                                       "\" has no PE activation mode");
+  }
+  pm.set_enum(Param::ACTMD, mode);
+  pm.set_float(Param::ACTPM, param);
+}
+
+// The VP operation of an activation layer, from fp32_mul_group act_mode when
+// there is one, else from the operation (as the interpreter chooses).
+isa::Lut activation_lut(const fir::Layer& L, const Options& o, const std::string& p) {
+  if (L.op == fir::Op::PRelu) return isa::Lut::PRelu;
+  const Json* m = module_value(L, "fp32_mul_group", "act_mode");
+  std::string mode = m && m->is_string() ? m->as_string() : std::string(fir::op_name(L.op));
+  static const std::pair<const char*, isa::Lut> kModes[] = {
+      {"relu", isa::Lut::Relu},           {"clip", isa::Lut::Clip},           {"leaky_relu", isa::Lut::LeakyRelu},
+      {"elu", isa::Lut::Elu},             {"hard_sigmoid", isa::Lut::HardSigmoid}, {"hard_swish", isa::Lut::HardSwish},
+      {"sigmoid", isa::Lut::Sigmoid},     {"silu", isa::Lut::Silu},           {"tanh", isa::Lut::Tanh},
+      {"gelu", isa::Lut::Gelu},           {"others", isa::Lut::Requantize}};
+  for (const auto& [name, lut] : kModes)
+    if (mode == name) return lut;
+  fail(o, p + "/layer_name", "layer \"" + L.name + "\": act_mode \"" + mode +
+                                     "\" is no vector-processor operation");
+}
+
+std::string dims_text(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+bool is_activation_op(fir::Op op) {
+  switch (op) {
+    case fir::Op::Relu: case fir::Op::Sigmoid: case fir::Op::HardSigmoid: case fir::Op::HardSwish:
+    case fir::Op::Silu: case fir::Op::Gelu: case fir::Op::Tanh: case fir::Op::Clip: case fir::Op::LeakyRelu:
+    case fir::Op::Elu: case fir::Op::PRelu:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swaddr) {
   const Workload& w = W()[k];
   const fir::Layer& L = layer(k);
@@ -497,9 +574,7 @@ void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swa
 
   Instruction pm(Opcode::pe_cfg_pm);
   pm.mapping = mp;
-  bool relu = L.activation && L.activation->type && *L.activation->type == "relu";
-  pm.set_enum(Param::ACTMD, relu ? isa::ActMode::RELU : isa::ActMode::DISABLE);
-  pm.set_float(Param::ACTPM, 0.0);
+  pm_activation(pm, L, sh_.o, p);
   pm.set_enum(Param::QC, isa::Float2Fixed::ROUND);
   if (int8_out) {
     if (!L.quant_info || !L.quant_info->output_scale || !L.quant_info->output_zero_point)
@@ -595,18 +670,26 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   if (w.ifmap.empty()) fail(sh_.o, p + "/ifmap", "the workload has no ifmap");
   if (L.input_dtype.empty() || L.output_dtype.empty())
     fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\" has no input or output dtype");
+  const bool maxpool = L.op == fir::Op::MaxPool2d;
+  const bool pool = maxpool || L.op == fir::Op::AvgPool2d;
+  // The VP reads its operands from L2, where the schedule brings layer
+  // outputs, graph inputs and the constant operands of PReLU and element-wise
+  // layers (loaded from DRAM); the average pool's constant divisor is the
+  // multiplier MG0V. Other constants have no way there.
+  const bool loads_constant = L.op == fir::Op::PRelu || L.op == fir::Op::ElementWiseAdd ||
+                              L.op == fir::Op::ElementWiseSub || L.op == fir::Op::ElementWiseMul;
+  if (!pool && !loads_constant)
+    for (const auto& prev : L.previous_layer)
+      if (fir::is_constant_name(prev))
+        fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\" (" + std::string(fir::op_name(L.op)) + ") reads the constant \"" + prev +
+                                           "\": no transfer brings such constants into L2 for the vector processor");
+  if (loads_constant && w.ifmap.size() != 2)
+    fail(sh_.o, p + "/ifmap", "layer \"" + L.name + "\" (" + std::string(fir::op_name(L.op)) +
+                                  ") needs both operands as ifmaps (a constant one loaded from DRAM)");
   Coord ril = region_lower(k, false), rol = region_lower(k, true);
   std::vector<TensorView> ifms;
-  for (size_t i = 0; i < w.ifmap.size(); ++i) {
-    ifms.push_back(TensorView::of(input_buffer(k, i)).place(ril));
-  }
+  for (size_t i = 0; i < w.ifmap.size(); ++i) ifms.push_back(TensorView::of(input_buffer(k, i)));
   TensorView ofm = TensorView::of(ofmap_buffer(k)).place(rol);
-  // Both operands are read in the one box vp_cfg_fm STile names.
-  for (size_t i = 1; i < ifms.size(); ++i)
-    if (ifms[i].dims() != ifms[0].dims() || ifms[i].cpad != ifms[0].cpad)
-      fail(sh_.o, p + "/ifmap", "the inputs of a two-input vector operation must be held in buffers of one shape (vp_cfg_fm STile): input " +
-                                    std::to_string(i) + "'s buffer at " + std::to_string(ifms[i].base) + " is " + shape_text(ifms[i]) +
-                                    ", input 0's at " + std::to_string(ifms[0].base) + " is " + shape_text(ifms[0]));
   // The first operand of a two-input operation (dequantized with IQK0/IQB0,
   // the Frontend IR's first input) is read at STaddr1, the second at STaddr:
   // every residual addition of the reference programs pairs them so
@@ -620,9 +703,60 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
     };
     if (producer(0) != L.previous_layer[0] && producer(1) == L.previous_layer[0]) first = 1;
   }
+  const bool two = ifms.size() > 1;
+  // Numpy broadcast: operand A (STaddr1, box vp_cfg_fm STile) has the
+  // output's shape, operand B (STaddr, box vp_cfg_fm1 STile) may have sizes
+  // of 1 that broadcast. When the Frontend IR's first input is the smaller,
+  // the operands trade places with their dequantization (exact for + and x;
+  // a - b becomes LUT ReverseSub).
+  bool swap = false;
+  if (two && L.input_shape.size() > 1 && !L.output_shape.empty()) {
+    bool full0 = L.input_shape[0] == L.output_shape[0], full1 = L.input_shape[1] == L.output_shape[0];
+    if (!full0 && !full1)
+      fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\": both inputs broadcast to the output (" +
+                                         dims_text(L.input_shape[0]) + " and " + dims_text(L.input_shape[1]) +
+                                         "); the vector processor broadcasts its second operand only");
+    swap = !full0;
+  }
+  const size_t ia = swap ? 1 - first : first, ib = 1 - ia;
+  const std::string& dtype_a = L.input_dtype[swap && L.input_dtype.size() > 1 ? 1 : 0];
+  const std::string& dtype_b = L.input_dtype.size() > 1 ? L.input_dtype[swap ? 0 : 1] : dtype_a;
+  // A is placed at the workload's input region (its output region when the
+  // operands traded places); B at the same place except where its box has
+  // size 1, at its only element.
+  const Coord ra = swap ? rol : ril;
+  ifms[ia].place(ra);
+  // Both operands are read in boxes of one shape (B's sizes of 1 broadcast):
+  // a window of a wider tensor is not read in place (irgen copies it out).
+  if (two) {
+    bool same = ifms[ib].cpad == ifms[ia].cpad || ifms[ib].dims() != ifms[ia].dims();
+    for (int i = 1; i < 4; ++i) same = same && (ifms[ib].d[i] == ifms[ia].d[i] || ifms[ib].d[i] == 1);
+    if (!same)
+      fail(sh_.o, p + "/ifmap", "the inputs of a two-input vector operation must be held in buffers of one shape (vp_cfg_fm STile), "
+                                "or of size 1 along the axes the second broadcasts (vp_cfg_fm1 STile): input " +
+                                    std::to_string(ib) + "'s buffer at " + std::to_string(ifms[ib].base) + " is " + shape_text(ifms[ib]) +
+                                    ", input " + std::to_string(ia) + "'s at " + std::to_string(ifms[ia].base) + " is " + shape_text(ifms[ia]));
+  }
+  const bool fm1_needed = two && (ifms[ib].dims() != ifms[ia].dims() || dtype_b != dtype_a);
+  Coord rb = ra;
+  if (two) {
+    if (fm1_needed)
+      for (int i = 0; i < 4; ++i) rb[i] = ifms[ib].d[i] == 1 ? ifms[ib].lo[i] : ra[i];
+    ifms[ib].place(rb);
+  }
   const auto mp = mapping(k, static_cast<int32_t>(ti));
-  const bool maxpool = L.op == fir::Op::MaxPool2d;
-  const bool pool = maxpool || L.op == fir::Op::AvgPool2d;
+  isa::Lut lut = isa::Lut::Requantize;
+  if (maxpool) lut = isa::Lut::MaxPool;
+  else if (pool) lut = isa::Lut::AvgPool;
+  else if (L.op == fir::Op::ElementWiseMul) lut = isa::Lut::Mul;
+  else if (L.op == fir::Op::ElementWiseAdd || L.op == fir::Op::ElementWiseSub) {
+    auto sg = L.fp32_sum_sub_group();
+    bool sub = sg ? sg->sumsub_group_mode == "sub" : L.op == fir::Op::ElementWiseSub;
+    lut = !sub ? isa::Lut::Add : swap ? isa::Lut::ReverseSub : isa::Lut::Sub;
+  } else if (is_activation_op(L.op)) {
+    lut = activation_lut(L, sh_.o, p);
+  }
+  const bool act = lut >= isa::Lut::Relu && lut <= isa::Lut::PRelu;
 
   Instruction gcs(Opcode::vp_cfg_gcs);
   gcs.mapping = mp;
@@ -631,7 +765,8 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
 
   Instruction gms(Opcode::vp_cfg_gms);
   gms.mapping = mp;
-  set_number(gms, Param::MG0V, module_value(L, "fp32_mul_group", "mul_group_k_scalar"), 0, false);
+  // Activations multiply by mul_group_k_scalar first (1 when absent, as the interpreter).
+  set_number(gms, Param::MG0V, module_value(L, "fp32_mul_group", "mul_group_k_scalar"), act ? 1 : 0, false);
   emit_cfg(gms);
 
   Instruction sms(Opcode::vp_cfg_sms);
@@ -649,26 +784,52 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
 
   Instruction iq(Opcode::vp_cfg_iq);
   iq.mapping = mp;
-  set_number(iq, Param::IQB0, module_value(L, "pre_cal", "requan_zp_a"), 0, false);
-  set_number(iq, Param::IQK0, module_value(L, "pre_cal", "requan_scale_a"), 1, false);
+  set_number(iq, Param::IQB0, module_value(L, "pre_cal", swap ? "requan_zp_b" : "requan_zp_a"), 0, false);
+  set_number(iq, Param::IQK0, module_value(L, "pre_cal", swap ? "requan_scale_b" : "requan_scale_a"), 1, false);
   emit_cfg(iq);
 
   Instruction iq1(Opcode::vp_cfg_iq1);
   iq1.mapping = mp;
-  set_number(iq1, Param::IQB1, module_value(L, "pre_cal", "requan_zp_b"), 0.0, true);
-  set_number(iq1, Param::IQK1, module_value(L, "pre_cal", "requan_scale_b"), 0.0, true);
+  set_number(iq1, Param::IQB1, module_value(L, "pre_cal", swap ? "requan_zp_a" : "requan_zp_b"), 0.0, true);
+  set_number(iq1, Param::IQK1, module_value(L, "pre_cal", swap ? "requan_scale_a" : "requan_scale_b"), 0.0, true);
   emit_cfg(iq1);
 
   Instruction fm(Opcode::vp_cfg_fm);
   fm.mapping = mp;
   fm.set_enum(Param::IF, isa::DataSign::SIGNED);
   fm.set_enum(Param::OF, isa::DataSign::SIGNED);
-  fm.set_enum(Param::IDF, fmt_of_dtype(L.input_dtype[0]));
+  fm.set_enum(Param::IDF, fmt_of_dtype(dtype_a));
   fm.set_enum(Param::ODF, fmt_of_dtype(L.output_dtype[0]));
   fm.set(Param::VF32, 0);
-  fm.set_list(Param::STile, ifms[0].dims());
+  fm.set_list(Param::STile, ifms[ia].dims());
   fm.set_list(Param::DTile, ofm.dims());
   emit_cfg(fm);
+
+  // B's own box and format, written when they differ from A's or when an
+  // earlier one is in force on this core (programs without any keep the
+  // reference's meaning: B in A's box).
+  if (two && (fm1_needed || cfg_[static_cast<int>(Opcode::vp_cfg_fm1)])) {
+    Instruction fm1(Opcode::vp_cfg_fm1);
+    fm1.mapping = mp;
+    fm1.set_enum(Param::IDF, fmt_of_dtype(dtype_b));
+    fm1.set_list(Param::STile, ifms[ib].dims());
+    emit_cfg(fm1);
+  }
+
+  // The parameters of the activation functions that take any (the
+  // interpreter's defaults when the Frontend IR gives none).
+  if (lut == isa::Lut::Clip || lut == isa::Lut::LeakyRelu || lut == isa::Lut::Elu || lut == isa::Lut::HardSigmoid) {
+    Instruction ac(Opcode::vp_cfg_act);
+    ac.mapping = mp;
+    double a = 0.0, b = 0.0;
+    if (lut == isa::Lut::Clip) a = attr_or(L, "min", 0.0), b = attr_or(L, "max", 6.0);
+    if (lut == isa::Lut::LeakyRelu) a = attr_or(L, "alpha", 0.01);
+    if (lut == isa::Lut::Elu) a = attr_or(L, "alpha", 1.0);
+    if (lut == isa::Lut::HardSigmoid) a = attr_or(L, "alpha", double(1.0f / 6.0f)), b = attr_or(L, "beta", 0.5);
+    ac.set_float(Param::ACTPM, a);
+    ac.set_float(Param::ACTPM1, b);
+    emit_cfg(ac);
+  }
 
   auto od = dims_of(t.ofmap_lower, t.ofmap_upper);
   auto bits = [&](size_t i) -> int64_t {
@@ -712,7 +873,7 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
       in.set(Param::QEN, 3);
       in.set(Param::SHMD, 0);
       in.set(Param::GPMD, gpmd);
-      in.set(Param::LUT, maxpool ? 17 : 56);
+      in.set(Param::LUT, static_cast<int64_t>(lut));
       in.set(Param::IPH, -pad[0]);
       in.set(Param::IPW, -pad[2]);
       in.set(Param::STaddr, ifms[0].addr(ril[0] + n, ril[1], ril[2] - pad[0], ril[3] - pad[2]));
@@ -726,9 +887,11 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
       in.set(Param::SHMD, 0);
       in.set(Param::GPMD, gpmd);
       in.set(Param::TM, 0);
-      in.set(Param::LUT, L.op == fir::Op::ElementWiseAdd ? 18 : 16);
-      int64_t a_first = ifms[first].addr(ril[0] + n, ril[1], ril[2], ril[3]);
-      int64_t a_second = ifms.size() > 1 ? ifms[1 - first].addr(ril[0] + n, ril[1], ril[2], ril[3]) : a_first;
+      in.set(Param::LUT, static_cast<int64_t>(lut));
+      int64_t a_first = ifms[ia].addr(ra[0] + n, ra[1], ra[2], ra[3]);
+      // (B of one sample, PReLU's slope, serves every sample)
+      const int64_t nb = fm1_needed && ifms[ib].d[0] == 1 ? 0 : n;
+      int64_t a_second = two ? ifms[ib].addr(rb[0] + nb, rb[1], rb[2], rb[3]) : a_first;
       in.set(Param::STaddr, a_second);
       in.set(Param::STaddr1, a_first);
       in.set(Param::DTaddr, daddr);

@@ -88,7 +88,18 @@ DramLayout layout_dram(const sir::Schedule& s, const fir::Graph& g, const Option
     r.upper = d.upper;
     if (!d.destination.empty() && d.destination[0].layer_name) {
       r.layer = *d.destination[0].layer_name;
-      r.element_bytes = element_bytes_of(layer_named(g, o, r.layer, "/-1/out/" + std::to_string(i)), true);
+      const fir::Layer& l = layer_named(g, o, r.layer, "/-1/out/" + std::to_string(i));
+      r.element_bytes = element_bytes_of(l, true);
+      // What the load brings: the name its L2 tensor gives as source.
+      if (const sir::Workload* w = d.destination[0].workload_id ? s.find_workload(*d.destination[0].workload_id) : nullptr)
+        for (const auto& b : w->buffer)
+          if (b.source)
+            for (const auto& src : *b.source)
+              if (src.transfer_id == d.transfer_id && src.layer_name) r.source = *src.layer_name;
+      // A constant (PReLU's slope) has its own element type.
+      for (size_t k = 0; k < l.previous_layer.size() && k < l.input_dtype.size(); ++k)
+        if (!r.source.empty() && l.previous_layer[k] == r.source && fir::is_constant_name(r.source))
+          r.element_bytes = l.input_dtype[k] == "float16" ? 2 : 1;
     }
     cur += r.bytes();
     out.inputs.push_back(std::move(r));

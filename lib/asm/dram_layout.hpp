@@ -40,6 +40,7 @@ struct DramWeightSlice {
 struct DramRegion {
   int64_t transfer_id = 0;  // the "-1"/out load (inputs) or the "-1"/in store
   std::string layer;        // inputs: the first layer reading it; stores: the layer writing it
+  std::string source;       // inputs: the network input ("input1") or constant (PReLU's slope) it holds
   int64_t address = 0;
   sir::Coord lower{}, upper{};
   int64_t element_bytes = 1;

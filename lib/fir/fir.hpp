@@ -47,6 +47,10 @@ enum class Op : uint8_t {
   Silu,
   Gelu,
   Tanh,
+  Clip,       // clamp to activation_attr [min, max] (relu6: [0, 6])
+  LeakyRelu,  // activation_attr alpha
+  Elu,        // activation_attr alpha
+  PRelu,      // leaky ReLU whose slope is a constant second input, per channel
   Softmax,
   LayerNorm,
   Unknown,  // an operation name this library does not know (kept as written)

@@ -174,6 +174,10 @@ std::optional<Shape> infer_output_shape(const Layer& l) {
     case Op::Silu:
     case Op::Gelu:
     case Op::Tanh:
+    case Op::Clip:
+    case Op::LeakyRelu:
+    case Op::Elu:
+    case Op::PRelu:
     case Op::Softmax:
     case Op::LayerNorm:
       return x;

@@ -7,6 +7,7 @@
 #include <map>
 #include <numeric>
 
+#include "interp/int8_ops.hpp"
 #include "interp/ops.hpp"
 #include "support/error.hpp"
 
@@ -144,7 +145,9 @@ class Lowerer {
       } else if (lo == 0.0f && std::isinf(hi)) {
         p.l.activation = "relu";
       } else {
-        if (std::isinf(lo) || std::isinf(hi)) return;
+        // The PE epilogue clamps to [0, ACTPM] only (ActMode CLIP): other
+        // bounds run as a clip layer on the vector processor.
+        if (lo != 0.0f || std::isinf(hi)) return;
         p.l.activation = "clip";
         p.l.activation_attr = Json::object();
         p.l.activation_attr.set("min", static_cast<double>(lo)).set("max", static_cast<double>(hi));
@@ -171,7 +174,8 @@ class Lowerer {
     if (op == "Div" && gelu(k)) return;
     if (op == "ReduceMean" && layer_norm_pattern(k)) return;
     if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return binary(n);
-    if (op == "Relu" || op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish" || op == "Tanh")
+    if (op == "Relu" || op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish" || op == "Tanh" || op == "Clip" ||
+        op == "LeakyRelu" || op == "Elu" || op == "PRelu")
       return activation(k);
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") return pool(n);
     if (op == "Concat") return concat(n);
@@ -510,15 +514,24 @@ class Lowerer {
       p.l.sumsub_mode = n.op == "Add" ? "add" : "sub";
     } else {
       p.l.op = fir::Op::ElementWiseMul;
-      if (n.op == "Div") {
-        if (!cb) return fail(n, "division by a computed tensor is not supported");
-        // x / c = x * (1/c)
-        Tensor r = g_.constant(b);
-        for (float& v : r.f) v = 1.0f / v;
-        bv = add_constant_value(p.l.name + "_constant1", std::move(r));
-      }
     }
-    if (cb && bv == b) bv = add_constant_value(p.l.name + "_constant1", g_.constant(b));
+    if (cb) {
+      // A constant operand is loaded from DRAM as FP16 (operand B of the
+      // vector processor): float16 numbers, of the other operand's rank
+      // (numpy broadcast). x / c = x * (1/c).
+      Tensor r = g_.constant(b);
+      if (!r.is_float()) {
+        std::vector<float> f(r.i.begin(), r.i.end());
+        r = Tensor::floats(r.shape, std::move(f));
+      }
+      if (n.op == "Div")
+        for (float& v : r.f) v = 1.0f / v;
+      for (float& v : r.f) v = int8::to_float16(v);
+      while (r.shape.size() < shape(a).size()) r.shape.insert(r.shape.begin(), 1);
+      bv = add_constant_value(p.l.name + "_constant1", std::move(r));
+    } else if (n.op == "Div") {
+      return fail(n, "division by a computed tensor is not supported");
+    }
     int out = n.outputs[0];
     if (p.l.op == fir::Op::ElementWiseAdd) {
       if (int r = single_reader(out); r >= 0 && node(r).op == "Relu") {
@@ -561,6 +574,15 @@ class Lowerer {
     if (n.op == "Relu") return vp_activation("relu", fir::Op::Relu, n, x, out, name);
     if (n.op == "Tanh") return vp_activation("tanh", fir::Op::Tanh, n, x, out, name);
     if (n.op == "HardSwish") return vp_activation("hard_swish", fir::Op::HardSwish, n, x, out, name);
+    if (n.op == "Clip") return clip(n, x, out, name);
+    if (n.op == "LeakyRelu" || n.op == "Elu") {
+      bool leaky = n.op == "LeakyRelu";
+      vp_activation(leaky ? "leaky_relu" : "elu", leaky ? fir::Op::LeakyRelu : fir::Op::Elu, n, x, out, name);
+      protos_.back().l.activation_attr = Json::object();
+      protos_.back().l.activation_attr.set("alpha", static_cast<double>(n.get_float("alpha", leaky ? 0.01f : 1.0f)));
+      return;
+    }
+    if (n.op == "PRelu") return prelu(n, x, out, name);
     // x * f(x) forms: sigmoid -> silu, hard sigmoid (1/6, 1/2) -> hard swish
     int m = single_reader(out);
     bool times_x = m >= 0 && node(m).op == "Mul" && other(node(m), out) == x;
@@ -580,6 +602,49 @@ class Lowerer {
     vp_activation("hard_sigmoid", fir::Op::HardSigmoid, n, x, out, name);
     protos_.back().l.activation_attr = Json::object();
     protos_.back().l.activation_attr.set("alpha", static_cast<double>(alpha)).set("beta", static_cast<double>(beta));
+  }
+
+  // A standalone Clip (ReLU6 among them) on the vector processor; a missing
+  // bound is the largest float, so the clamp stays one operation.
+  void clip(const Node& n, int x, int out, const std::string& name) {
+    float lo = std::numeric_limits<float>::lowest(), hi = std::numeric_limits<float>::max();
+    if (g_.opset < 11) {
+      lo = n.get_float("min", lo);
+      hi = n.get_float("max", hi);
+    } else if ((n.input(1) >= 0 && !scalar_const(n.input(1), lo)) || (n.input(2) >= 0 && !scalar_const(n.input(2), hi))) {
+      return fail(n, "the bounds must be scalar constants");
+    }
+    lo = std::max(lo, std::numeric_limits<float>::lowest());
+    hi = std::min(hi, std::numeric_limits<float>::max());
+    vp_activation("clip", fir::Op::Clip, n, x, out, name);
+    protos_.back().l.activation_attr = Json::object();
+    protos_.back().l.activation_attr.set("min", static_cast<double>(lo)).set("max", static_cast<double>(hi));
+  }
+
+  // PReLU: a leaky ReLU whose slope is a constant tensor broadcast over the
+  // input (ONNX's unidirectional broadcast: one value per channel is
+  // [C, 1, 1]), kept as a second input of the input's rank.
+  void prelu(const Node& n, int x, int out, const std::string& name) {
+    int s = n.input(1);
+    if (!float_const(s)) return fail(n, "the slope must be a floating-point constant");
+    const Shape& xs = shape(x);
+    Tensor slope = g_.constant(s);
+    Shape ss(xs.size(), 1);
+    bool fits = slope.shape.size() <= xs.size();
+    for (size_t i = 0; fits && i < slope.shape.size(); ++i) {
+      int64_t d = slope.shape[slope.shape.size() - 1 - i];
+      fits = d == 1 || d == xs[xs.size() - 1 - i];
+      ss[xs.size() - 1 - i] = d;
+    }
+    if (!fits)
+      return fail(n, "the slope " + interp::shape_str(slope.shape) + " does not broadcast to the input " +
+                         interp::shape_str(xs));
+    slope.shape = ss;
+    // The vector processor reads the slope from DRAM as FP16 (operand B):
+    // the interpreter computes with the same float16 numbers.
+    for (float& v : slope.f) v = int8::to_float16(v);
+    vp_activation("prelu", fir::Op::PRelu, n, x, out, name);
+    protos_.back().in_values.push_back(add_constant_value(name + "_constant1", std::move(slope)));
   }
 
   void pool(const Node& n) {
@@ -1099,7 +1164,11 @@ fir::Graph structure_of(const LoweredModel& m) {
         add_input("input" + std::to_string(o.index + 1), m.graph_input_shapes[static_cast<size_t>(o.index)], "float16", 0);
       } else {
         const LConstant& c = m.constants[static_cast<size_t>(o.index)];
-        add_input(c.name, c.tensor.shape, "float32", -1);
+        // The constant operands of prelu and element-wise layers are float16
+        // numbers, loaded as FP16 (see prelu(), binary()).
+        bool fp16 = l.op == fir::Op::PRelu || l.op == fir::Op::ElementWiseAdd || l.op == fir::Op::ElementWiseSub ||
+                    l.op == fir::Op::ElementWiseMul;
+        add_input(c.name, c.tensor.shape, fp16 ? "float16" : "float32", -1);
       }
     }
     if (l.op == fir::Op::Conv2d || l.op == fir::Op::Dense) {

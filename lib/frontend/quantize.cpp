@@ -216,7 +216,8 @@ QuantizedModel quantize(const LoweredModel& m, const std::vector<RangeStats>& st
         break;
       }
       case Op::Relu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
-      case Op::Silu: case Op::Gelu: case Op::Tanh: {
+      case Op::Silu: case Op::Gelu: case Op::Tanh: case Op::Clip: case Op::LeakyRelu: case Op::Elu:
+      case Op::PRelu: {
         activation_files();
         output_file();
         luts();
@@ -224,7 +225,9 @@ QuantizedModel quantize(const LoweredModel& m, const std::vector<RangeStats>& st
         mg.mul_group_k_mux = "scalar";
         mg.act_mode = l.act_mode;
         mg.mul_group_k_scalar = 1.0;
-        f.module_list = std::vector<fir::Module>{pre_cal(1), fir::make_module(with_shapes(mg, ins, outs)), post_cal(outs)};
+        // prelu's slope is its second (constant) input, in float.
+        size_t n_in = l.op == Op::PRelu ? 2 : 1;
+        f.module_list = std::vector<fir::Module>{pre_cal(n_in), fir::make_module(with_shapes(mg, ins, outs)), post_cal(outs)};
         break;
       }
       case Op::Concat: {

@@ -27,7 +27,7 @@ enum Code : int32_t {
   ADD = 0, AVERAGE_POOL_2D = 1, CONCATENATION = 2, CONV_2D = 3, DEPTHWISE_CONV_2D = 4, DEQUANTIZE = 6,
   FULLY_CONNECTED = 9, LOGISTIC = 14, MAX_POOL_2D = 17, MUL = 18, RELU = 19, RELU_N1_TO_1 = 20, RELU6 = 21,
   RESHAPE = 22, SOFTMAX = 25, TANH = 28, PAD = 34, TRANSPOSE = 39, MEAN = 40, SUB = 41, DIV = 42, SQUEEZE = 43,
-  PADV2 = 60, EXPAND_DIMS = 70, LEAKY_RELU = 98, QUANTIZE = 114, HARD_SWISH = 117,
+  PRELU = 54, PADV2 = 60, EXPAND_DIMS = 70, LEAKY_RELU = 98, ELU = 111, QUANTIZE = 114, HARD_SWISH = 117,
 };
 
 const char* code_name(int32_t c) {
@@ -42,7 +42,7 @@ const char* code_name(int32_t c) {
       {53, "CAST"}, {54, "PRELU"}, {55, "MAXIMUM"}, {57, "MINIMUM"}, {60, "PADV2"}, {65, "SLICE"},
       {67, "TRANSPOSE_CONV"}, {70, "EXPAND_DIMS"}, {74, "SUM"}, {75, "SQRT"}, {76, "RSQRT"}, {83, "PACK"},
       {88, "UNPACK"}, {97, "RESIZE_NEAREST_NEIGHBOR"}, {98, "LEAKY_RELU"}, {99, "SQUARED_DIFFERENCE"},
-      {100, "MIRROR_PAD"}, {102, "SPLIT_V"}, {114, "QUANTIZE"}, {117, "HARD_SWISH"}, {126, "BATCH_MATMUL"},
+      {100, "MIRROR_PAD"}, {102, "SPLIT_V"}, {111, "ELU"}, {114, "QUANTIZE"}, {117, "HARD_SWISH"}, {126, "BATCH_MATMUL"},
       {150, "GELU"}};
   auto it = names.find(c);
   return it == names.end() ? nullptr : it->second;
@@ -730,8 +730,24 @@ class TfliteImporter {
         node("Softmax", {x}, {y}).attrs["axis"] = integer(-1);
         return true;
       }
+      case PRELU: {
+        // alpha in the image layout ([1, 1, C], [C] or one value): one slope per channel.
+        need_inputs(2);
+        int t = in.at(0);
+        bool nhwc = !is_const(t) && layout_[t] == Layout::Nhwc;
+        int x = nhwc ? ours_[t] : asis(t);
+        Tensor alpha = constant(in[1]);
+        const Shape& xs = g_.value(x).shape;
+        int64_t c = nhwc ? xs[1] : xs.back();
+        if (alpha.numel() != 1 && alpha.numel() != c)
+          fail_op(": alpha " + interp::shape_str(alpha.shape) + " must hold one value or one per channel");
+        alpha.shape = nhwc && alpha.numel() > 1 ? Shape{alpha.numel(), 1, 1} : Shape{alpha.numel()};
+        int y = output(out[0], nhwc ? Layout::Nhwc : Layout::AsIs);
+        node("PRelu", {x, const_value(tname(in[1]), std::move(alpha))}, {y});
+        return true;
+      }
       case LOGISTIC: case TANH: case RELU: case RELU6: case RELU_N1_TO_1: case HARD_SWISH: case LEAKY_RELU:
-      case QUANTIZE: case DEQUANTIZE: {
+      case ELU: case QUANTIZE: case DEQUANTIZE: {
         int t = in.at(0);
         int x = (is_const(t) || layout_[t] == Layout::AsIs) ? asis(t) : ours_[t];
         Layout lay = (is_const(t) || layout_[t] == Layout::AsIs) ? Layout::AsIs : Layout::Nhwc;
@@ -743,6 +759,7 @@ class TfliteImporter {
           case RELU6: clip(x, y, 0.0f, 6.0f); break;
           case RELU_N1_TO_1: clip(x, y, -1.0f, 1.0f); break;
           case HARD_SWISH: node("HardSwish", {x}, {y}); break;
+          case ELU: node("Elu", {x}, {y}).attrs["alpha"] = real(1.0f); break;
           case LEAKY_RELU: {
             const auto* o = op->builtin_options_as_LeakyReluOptions();
             node("LeakyRelu", {x}, {y}).attrs["alpha"] = real(o ? o->alpha() : 0.2f);

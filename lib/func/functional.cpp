@@ -295,17 +295,32 @@ void Runner::build_checks() {
       ib = make_box(a_, cfgfm.list(Param::STile), element_bytes(cfgfm.get_enum<isa::DataFmt>(Param::IDF)));
       if (in.op() == Opcode::vp_pool) pad_top = t.tile_padding_tblr[0], pad_left = t.tile_padding_tblr[2];
     }
-    size_t n_ops = in.op() == Opcode::vp_self && in.get(Param::LUT) == 18 ? 2 : 1;
+    const int64_t lut = in.op() == Opcode::vp_self ? in.get(Param::LUT) : 0;
+    const bool two = lut == int64_t(isa::Lut::Add) || lut == int64_t(isa::Lut::Sub) || lut == int64_t(isa::Lut::Mul) ||
+                     lut == int64_t(isa::Lut::ReverseSub);
+    size_t n_ops = two ? 2 : 1;
+    // Operand B (at STaddr) has a box of its own after a vp_cfg_fm1. The
+    // assembler puts the Frontend IR's first input in B when it is the one
+    // that broadcasts (its shape is not the output's).
+    Box bb = ib;
+    if (two && st.cfg[Machine::kFm1] >= 0) {
+      const isa::Instruction& fm1 = p_.instructions[size_t(st.cfg[Machine::kFm1])];
+      bb = make_box(a_, fm1.list(Param::STile), element_bytes(fm1.get_enum<isa::DataFmt>(Param::IDF)));
+    }
+    const bool swapped = two && !L->input_shape.empty() && !L->output_shape.empty() && L->input_shape[0] != L->output_shape[0];
     for (size_t k = 0; k < n_ops && k < L->previous_layer.size(); ++k) {
+      if (fir::is_constant_name(L->previous_layer[k])) continue;  // a constant operand has no golden (its output is checked)
       Placement pl;
       pl.core = st.core;
       pl.lo = k == 0 ? ilo : ilo2;
       pl.hi = k == 0 ? ihi : ihi2;
       // The address parameter is the window origin, pad rows above and pad columns left of the tile's corner.
-      // vp_self reads its first operand at STaddr1, the second at STaddr (machine.hpp).
-      Param at = in.op() != Opcode::vp_self ? Param::STaddr : k == 0 ? Param::STaddr1 : Param::STaddr;
+      // vp_self reads operand A at STaddr1, B at STaddr (machine.hpp).
+      const bool b_operand = in.op() == Opcode::vp_self && ((k == 1) != swapped);
+      Param at = in.op() != Opcode::vp_self ? Param::STaddr : b_operand ? Param::STaddr : Param::STaddr1;
       int64_t base = in.get(at);
-      pl.sample = ib.sample(), pl.row = ib.row(), pl.pixel = ib.pixel, pl.elem = ib.elem;
+      const Box& box = b_operand ? bb : ib;
+      pl.sample = box.sample(), pl.row = box.row(), pl.pixel = box.pixel, pl.elem = box.elem;
       pl.origin = base + pad_top * pl.row + pad_left * pl.pixel;
       c.operands.push_back({L->previous_layer[k], pl});
     }

@@ -139,6 +139,33 @@ DramImage build_dram_image(const assembler::DramLayout& layout, const fir::Graph
   for (const auto& r : layout.inputs) {
     const fir::Layer* l = g.find(r.layer);
     if (!l) throw_input_error("input transfer " + std::to_string(r.transfer_id) + " has no reading layer in the Frontend IR");
+    if (fir::is_constant_name(r.source)) {
+      // A constant operand (PReLU's slope): the reading layer's file of that input, as FP16.
+      size_t k = 0;
+      while (k < l->previous_layer.size() && l->previous_layer[k] != r.source) ++k;
+      if (k == l->previous_layer.size() || k >= l->input_shape.size())
+        layer_error(*l, "input transfer " + std::to_string(r.transfer_id) + " loads '" + r.source + "', not one of its inputs");
+      NpyArray c = load_role(*l, "input_activation" + std::to_string(k + 1), load);
+      std::vector<float> f = c.to_float();
+      fir::Shape S = l->input_shape[k];
+      while (S.size() < 4) S.insert(S.begin(), 1);
+      if (int64_t(f.size()) != S[0] * S[1] * S[2] * S[3] || r.element_bytes != 2)
+        layer_error(*l, "constant '" + r.source + "' does not hold " + shape_text(l->input_shape[k]) + " values, or is not loaded as FP16");
+      auto d = r.dims();
+      for (int q = 0; q < 4; ++q)
+        if (r.lower[q] < 0 || r.upper[q] >= S[size_t(q)])
+          throw_input_error("input transfer " + std::to_string(r.transfer_id) + " reads outside '" + r.source + "' " + shape_text(S));
+      uint8_t* out = img.activations.data() + r.address;
+      for (int64_t n = 0; n < d[0]; ++n)
+        for (int64_t h = 0; h < d[2]; ++h)
+          for (int64_t w = 0; w < d[3]; ++w)
+            for (int64_t ch = 0; ch < d[1]; ++ch) {
+              int64_t src = ((r.lower[0] + n) * S[1] + r.lower[1] + ch) * S[2] * S[3] + (r.lower[2] + h) * S[3] + r.lower[3] + w;
+              uint16_t hb = float_to_half(f[size_t(src)]);
+              std::memcpy(out + (((n * d[2] + h) * d[3] + w) * d[1] + ch) * 2, &hb, 2);
+            }
+      continue;
+    }
     int index = -1;
     for (const auto& n : l->previous_layer)
       if (fir::is_graph_input_name(n)) {

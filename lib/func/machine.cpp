@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "interp/gemm.hpp"
 #include "interp/int8_ops.hpp"
@@ -19,10 +20,44 @@ using isa::Param;
 namespace {
 
 // VP operations (vp_self / vp_pool LUT) the model implements.
-constexpr int64_t kLutRequantize = 16;  // one operand: dequantize, requantize
-constexpr int64_t kLutMaxPool = 17;
-constexpr int64_t kLutAdd = 18;         // two operands: element-wise sum
-constexpr int64_t kLutAvgPool = 56;
+constexpr int64_t kLutRequantize = int64_t(isa::Lut::Requantize);  // one operand: dequantize, requantize
+constexpr int64_t kLutMaxPool = int64_t(isa::Lut::MaxPool);
+constexpr int64_t kLutAdd = int64_t(isa::Lut::Add);                // two operands: element-wise sum
+constexpr int64_t kLutAvgPool = int64_t(isa::Lut::AvgPool);
+
+// Operations of two operands (A at STaddr1, B at STaddr).
+bool two_operands(int64_t lut) {
+  switch (isa::Lut(lut)) {
+    case isa::Lut::Add: case isa::Lut::Sub: case isa::Lut::Mul: case isa::Lut::ReverseSub: case isa::Lut::PRelu:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The activation function of an activation LUT (int8::activate's), if it is one.
+std::optional<int8::ActMode> lut_activation(int64_t lut) {
+  switch (isa::Lut(lut)) {
+    case isa::Lut::Relu: return int8::ActMode::Relu;
+    case isa::Lut::Clip: return int8::ActMode::Clip;
+    case isa::Lut::LeakyRelu: return int8::ActMode::LeakyRelu;
+    case isa::Lut::Elu: return int8::ActMode::Elu;
+    case isa::Lut::HardSigmoid: return int8::ActMode::HardSigmoid;
+    case isa::Lut::HardSwish: return int8::ActMode::HardSwish;
+    case isa::Lut::Sigmoid: return int8::ActMode::Sigmoid;
+    case isa::Lut::Silu: return int8::ActMode::Silu;
+    case isa::Lut::Tanh: return int8::ActMode::Tanh;
+    case isa::Lut::Gelu: return int8::ActMode::Gelu;
+    case isa::Lut::PRelu: return int8::ActMode::LeakyRelu;  // the slope is operand B
+    default: return std::nullopt;
+  }
+}
+
+// Activation LUTs whose function takes vp_cfg_act parameters.
+bool takes_act_params(int64_t lut) {
+  auto l = isa::Lut(lut);
+  return l == isa::Lut::Clip || l == isa::Lut::LeakyRelu || l == isa::Lut::Elu || l == isa::Lut::HardSigmoid;
+}
 // GPMD bit enabling the ReLU stage after the operation (69 with it, 4 without).
 constexpr int64_t kGpmdRelu = 1;
 
@@ -346,12 +381,17 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
       const Instruction& tp = need(Opcode::vp_cfg_tp, kTp);
       need(Opcode::vp_cfg_qp, kQp);
       const int64_t lut = in.get(Param::LUT);
-      if (pool ? (lut != kLutMaxPool && lut != kLutAvgPool) : (lut != kLutRequantize && lut != kLutAdd))
+      const bool two = !pool && two_operands(lut);
+      if (pool ? (lut != kLutMaxPool && lut != kLutAvgPool) : (lut != kLutRequantize && !two && !lut_activation(lut)))
         fail(i, "LUT " + std::to_string(lut) + " is not an operation the functional model implements (" +
-                    (pool ? "17 max pool, 56 average pool" : "16 requantize, 18 add") + ")");
+                    (pool ? "17 max pool, 56 average pool" : "16 requantize, 18-21 add, subtract, multiply, reverse subtract, 32-42 activations") + ")");
       if (in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq, kIq);
-      if (!pool && lut == kLutAdd && in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq1, kIq1);
+      if (two && in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq1, kIq1);
       if (pool && lut == kLutAvgPool) need(Opcode::vp_cfg_gms, kGms);
+      if (!pool && lut_activation(lut)) need(Opcode::vp_cfg_gms, kGms);
+      if (!pool && takes_act_params(lut)) need(Opcode::vp_cfg_act, kAct);
+      // Operand B's box: vp_cfg_fm1 once one was given on this core, else A's (the reference programs).
+      if (two && last_cfg[size_t(Opcode::vp_cfg_fm1)] >= 0) need(Opcode::vp_cfg_fm1, kFm1);
       auto tile = tp.list(Param::Tile);
       positive(tile, "vp_cfg_tp Tile");
       positive(fm.list(Param::STile), "vp_cfg_fm STile");
@@ -378,7 +418,19 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
         // The first operand (dequantized with IQK0/IQB0) is at STaddr1, the
         // second (IQK1/IQB1) at STaddr: the reference programs pair them so.
         s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr1), ib, 1, H, W, C * ib.elem));
-        if (lut == kLutAdd) s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr), ib, 1, H, W, C * ib.elem));
+        if (two) {
+          // B: a size of 1 in its box broadcasts along that axis.
+          Box bb = ib;
+          if (s.cfg[kFm1] >= 0) {
+            const Instruction& fm1 = prog_.instructions[size_t(s.cfg[kFm1])];
+            positive(fm1.list(Param::STile), "vp_cfg_fm1 STile");
+            bb = make_box(a_, fm1.list(Param::STile), fmt(fm1, Param::IDF));
+          }
+          const int64_t cb = bb.c == 1 ? 1 : C, hb = bb.h == 1 ? 1 : H, wb = bb.w == 1 ? 1 : W;
+          const int32_t tb[3] = {int32_t(cb), int32_t(hb), int32_t(wb)};
+          fits(tb, bb, "vp_cfg_tp Tile (operand B)", s.cfg[kFm1] >= 0 ? "vp_cfg_fm1 STile" : "vp_cfg_fm STile");
+          s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr), bb, 1, hb, wb, cb * bb.elem));
+        }
       }
       s.writes.push_back(block_in(Space::L2, in.get(Param::DTaddr), ob, 1, H, W, C * ob.elem));
       break;
@@ -497,13 +549,19 @@ void Machine::compute_conv(size_t i, Pending& p) {
     scale[size_t(k)] = load_f32(r + rec.kernel_bytes() + kChannelScaleOffset);
   }
   // Epilogue parameters.
-  const bool relu = pm.get_enum<isa::ActMode>(Param::ACTMD) == isa::ActMode::RELU;
+  // ACTMD: ReLU, a clamp to [0, ACTPM] or a leaky ReLU of slope ACTPM (int8::Activation's Clip, LeakyRelu).
+  int8::Activation act;
+  switch (pm.get_enum<isa::ActMode>(Param::ACTMD)) {
+    case isa::ActMode::DISABLE: break;
+    case isa::ActMode::RELU: act.kind = int8::Act::Relu; break;
+    case isa::ActMode::CLIP: act.kind = int8::Act::Clip, act.lo = 0.0f, act.hi = int8::param(pm.number(Param::ACTPM)); break;
+    case isa::ActMode::LEAKY_RELU: act.kind = int8::Act::LeakyRelu, act.alpha = int8::param(pm.number(Param::ACTPM)); break;
+  }
   const bool to_int8 = fm.get_enum<isa::DataFmt>(Param::DF) == isa::DataFmt::INT8;
   float mul_k = int8::param(pm.number(Param::QK)), sum_b = int8::param(pm.number(Param::QB));
   // FP16 outputs without requantization carry QK 0: the value itself.
   if (!to_int8 && mul_k == 0.0f) mul_k = 1.0f;
   const int8::Carry carry = carry_of(pm.get(Param::QC));
-  const int8::Activation act{relu ? int8::Act::Relu : int8::Act::None};
   p.data.resize(size_t(P * K * ob.elem));
   // Output pixels in chunks, so the window matrix stays small.
   const int64_t chunk = std::max<int64_t>(1, std::min<int64_t>(P, kChunkElements / std::max<int64_t>(1, kdim)));
@@ -583,11 +641,25 @@ void Machine::compute_vp_self(size_t i, Pending& p) {
   const Instruction& tp = cfg(i, kTp);
   const Instruction& qp = cfg(i, kQp);
   const Step& s = steps_[i];
-  const bool two = in.get(Param::LUT) == kLutAdd;
+  const int64_t lut = in.get(Param::LUT);
+  const bool two = two_operands(lut);
   const bool deq = in.get(Param::IQEN) != 0;
   const bool relu = (in.get(Param::GPMD) & kGpmdRelu) != 0;
   VpInput x0, x1;
   x0.half = x1.half = fm.get_enum<isa::DataFmt>(Param::IDF) == isa::DataFmt::FP16;
+  Box bb = make_box(a_, fm.list(Param::STile), x0.half ? 2 : 1);
+  if (two && s.cfg[kFm1] >= 0) {
+    const Instruction& fm1 = cfg(i, kFm1);
+    x1.half = fm1.get_enum<isa::DataFmt>(Param::IDF) == isa::DataFmt::FP16;
+    bb = make_box(a_, fm1.list(Param::STile), x1.half ? 2 : 1);
+  }
+  const auto act = lut_activation(lut);
+  float k_scalar = 1.0f, alpha = 0.0f, beta = 0.0f;
+  if (act) k_scalar = int8::param(cfg(i, kGms).number(Param::MG0V));
+  if (takes_act_params(lut)) {
+    alpha = int8::param(cfg(i, kAct).number(Param::ACTPM));
+    beta = int8::param(cfg(i, kAct).number(Param::ACTPM1));
+  }
   x0.dequantize = x1.dequantize = deq;
   if (deq) {
     const Instruction& iq = cfg(i, kIq);
@@ -602,20 +674,34 @@ void Machine::compute_vp_self(size_t i, Pending& p) {
   out.mul_k = int8::param(qp.number(Param::QK)), out.sum_b = int8::param(qp.number(Param::QB));
   out.carry = carry_of(qp.get(Param::QCS));
   auto tile = tp.list(Param::Tile);
-  const int64_t C = tile[0];
-  const int ie = x0.half ? 2 : 1, oe = out.to_int8 ? 1 : 2;
+  const int64_t C = tile[0], H = tile[1], W = tile[2];
+  const int ie = x0.half ? 2 : 1, ie1 = x1.half ? 2 : 1, oe = out.to_int8 ? 1 : 2;
+  // B's block as read in plan(): broadcast axes have one element.
+  const int64_t cb = bb.c == 1 ? 1 : C, hb = bb.h == 1 ? 1 : H, wb = bb.w == 1 ? 1 : W;
   std::vector<uint8_t> a, b;
   read_block(s.reads[0], a);
   if (two) read_block(s.reads[1], b);
   const int64_t pixels = s.writes[0].pixels();
   p.data.resize(size_t(pixels * C * oe));
-  for (int64_t q = 0; q < pixels; ++q)
+  for (int64_t q = 0; q < pixels; ++q) {
+    const int64_t qb = two ? (hb == 1 ? 0 : q / W) * wb + (wb == 1 ? 0 : q % W) : 0;
     for (int64_t c = 0; c < C; ++c) {
       float v = x0(a.data() + (q * C + c) * ie);
-      if (two) v = v + x1(b.data() + (q * C + c) * ie);
+      if (two) {
+        float y = x1(b.data() + (qb * cb + (cb == 1 ? 0 : c)) * ie1);
+        switch (isa::Lut(lut)) {
+          case isa::Lut::Add: v = v + y; break;
+          case isa::Lut::Sub: v = v - y; break;
+          case isa::Lut::ReverseSub: v = y - v; break;
+          case isa::Lut::Mul: v = v * y; break;
+          default: alpha = y; break;  // PReLU: B is the slope
+        }
+      }
+      if (act) v = int8::activate(*act, v * k_scalar, alpha, beta);
       if (relu && v < 0.0f) v = 0.0f;
       out(v, p.data.data() + (q * C + c) * oe);
     }
+  }
 }
 
 void Machine::compute_vp_pool(size_t i, Pending& p) {

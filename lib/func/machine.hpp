@@ -66,13 +66,16 @@ bool blocks_overlap(const Block& x, const Block& y);
 // The statically known part of an instruction.
 struct Step {
   int32_t core = 0;
-  std::array<int32_t, 8> cfg{-1, -1, -1, -1, -1, -1, -1, -1};  // indices of the configuration instructions used
+  std::array<int32_t, 10> cfg{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};  // indices of the configuration instructions used
   std::vector<Block> reads, writes;
   int64_t macs = 0;  // pe_conv
 };
 
 class Machine {
  public:
+  // The slots of Step::cfg.
+  enum Cfg { kFm, kPm, kTp, kQp, kIq, kIq1, kGms, kFm1, kAct, kGp };
+
   // `weights` and `activations` are the two DRAM spaces (see asm/dram_layout.hpp).
   Machine(const arch::Architecture& a, const isa::Program& p, std::string file, std::vector<uint8_t> weights,
           std::vector<uint8_t> activations);
@@ -97,7 +100,6 @@ class Machine {
 
  private:
   struct Pending;
-  enum Cfg { kFm, kPm, kTp, kQp, kIq, kIq1, kGms, kGp };
 
   [[noreturn]] void fail(size_t i, const std::string& what) const;
   void check_block(size_t i, const Block& b, const char* what) const;

@@ -328,6 +328,12 @@ struct CostModel::Impl {
       op.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
       op.out_bytes = L.out_bytes;
       op.two_inputs = L.kind != LayerKind::Pool && L.two_input_vp;
+      if (op.two_inputs && L.inputs.size() > 1) {
+        // as irgen: the second operand's region (smaller when it broadcasts)
+        Dims se = extent(input_region(net, L, 1, box));
+        op.second_elements = se[1] * se[2] * se[3];
+        op.second_bytes = L.inputs[1].bytes;
+      }
       op.window = L.kind == LayerKind::Pool ? L.pool_window : 1;
       // asm issues one VP instruction per sample; zebusim splits the time of
       // one sample's tile over them, so each further sample adds its fixed part.
@@ -363,6 +369,11 @@ struct CostModel::Impl {
       op.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
       op.out_bytes = L.out_bytes;
       op.two_inputs = L.two_input_vp;
+      if (op.two_inputs && L.inputs.size() > 1) {
+        Dims se = extent(input_region(net, L, 1, box));
+        op.second_elements = se[0] * se[1] * se[2] * se[3];
+        op.second_bytes = L.inputs[1].bytes;
+      }
       en = timing::vp_cost(a, op).energy;
     }
     energy_memo.emplace(key, en);

@@ -336,13 +336,21 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
           else p.sub = l.op == Op::ElementWiseSub;
           break;
         case Op::Relu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
-        case Op::Silu: case Op::Gelu: case Op::Tanh: {
+        case Op::Silu: case Op::Gelu: case Op::Tanh: case Op::Clip: case Op::LeakyRelu: case Op::Elu:
+        case Op::PRelu: {
           auto m = l.fp32_mul_group();
-          p.mode = int8::parse_act_mode(m ? m->act_mode : std::string(fir::op_name(l.op)));
+          // prelu is leaky_relu with its slope read from the second input.
+          p.mode = l.op == Op::PRelu ? int8::ActMode::LeakyRelu
+                                     : int8::parse_act_mode(m ? m->act_mode : std::string(fir::op_name(l.op)));
           p.k_scalar = m && m->mul_group_k_scalar ? int8::param(*m->mul_group_k_scalar) : 1.0f;
+          // Defaults: ONNX's (LeakyRelu 0.01, Elu 1; a clip without bounds is relu6).
+          if (l.op == Op::LeakyRelu) p.alpha = 0.01f;
+          if (l.op == Op::Elu) p.alpha = 1.0f;
+          if (l.op == Op::Clip) p.alpha = 0.0f, p.beta = 6.0f;
           if (const Json* attr = activation_attr(l)) {
-            if (const Json* a = attr->find("alpha")) p.alpha = static_cast<float>(a->as_double());
-            if (const Json* b = attr->find("beta")) p.beta = static_cast<float>(b->as_double());
+            bool clip = l.op == Op::Clip;
+            if (const Json* a = attr->find(clip ? "min" : "alpha")) p.alpha = static_cast<float>(a->as_double());
+            if (const Json* b = attr->find(clip ? "max" : "beta")) p.beta = static_cast<float>(b->as_double());
           }
           break;
         }
@@ -608,8 +616,21 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
         });
         break;
       }
+      case Op::PRelu: {
+        const QTensor& a = *in.at(0);
+        const QTensor& b = *in.at(1);
+        std::vector<float> va = pre(a, p.pre_s[0], p.pre_z[0]), vb = pre(b, p.pre_s[1], p.pre_z[1]);
+        detail::broadcast_runs(out.shape, a.shape, b.shape,
+                               [&](int64_t o, int64_t ia, int64_t sa, int64_t ib, int64_t sb, int64_t len) {
+          for (int64_t i = 0; i < len; ++i) {
+            float x = va[static_cast<size_t>(ia + i * sa)] * p.k_scalar;
+            emit(o + i, int8::activate(p.mode, x, vb[static_cast<size_t>(ib + i * sb)], p.beta));
+          }
+        });
+        break;
+      }
       case Op::Relu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:
-      case Op::Silu: case Op::Gelu: case Op::Tanh: {
+      case Op::Silu: case Op::Gelu: case Op::Tanh: case Op::Clip: case Op::LeakyRelu: case Op::Elu: {
         std::vector<float> v = pre(*in.at(0), p.pre_s[0], p.pre_z[0]);
         for (int64_t i = 0; i < n_out; ++i) {
           float x = v[static_cast<size_t>(i)] * p.k_scalar;

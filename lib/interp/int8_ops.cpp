@@ -17,6 +17,9 @@ ActMode parse_act_mode(std::string_view s) {
   if (s == "silu") return ActMode::Silu;
   if (s == "gelu") return ActMode::Gelu;
   if (s == "tanh") return ActMode::Tanh;
+  if (s == "clip") return ActMode::Clip;
+  if (s == "leaky_relu") return ActMode::LeakyRelu;
+  if (s == "elu") return ActMode::Elu;
   throw std::invalid_argument("unknown act_mode '" + std::string(s) + "'");
 }
 

@@ -154,14 +154,17 @@ inline float activate(const Activation& a, float x) {
 }
 
 // act_mode of fp32_mul_group (vector-processor activation layers).
-enum class ActMode : uint8_t { Others, Relu, Sigmoid, HardSigmoid, HardSwish, Silu, Gelu, Tanh };
+// Clip, LeakyRelu and Elu (activation layers clip, leaky_relu, elu, and
+// prelu with a per-channel alpha) take their parameters in alpha/beta.
+enum class ActMode : uint8_t { Others, Relu, Sigmoid, HardSigmoid, HardSwish, Silu, Gelu, Tanh, Clip, LeakyRelu, Elu };
 
 // Parses an act_mode name; throws std::invalid_argument otherwise.
 ActMode parse_act_mode(std::string_view s);
 
-// alpha/beta are HardSigmoid's slope and offset (1/6 and 1/2 for hard_swish).
-// exp, erf and tanh are det_math's (the same bits on every machine, unlike
-// libm's); the rest is fp32 arithmetic as written.
+// alpha/beta are HardSigmoid's slope and offset (1/6 and 1/2 for hard_swish),
+// Clip's lower and upper bound, LeakyRelu's and Elu's alpha. exp, erf and
+// tanh are det_math's (the same bits on every machine, unlike libm's); the
+// rest is fp32 arithmetic as written.
 inline float activate(ActMode m, float x, float alpha = 1.0f / 6.0f, float beta = 0.5f) {
   switch (m) {
     case ActMode::Others: return x;
@@ -172,6 +175,9 @@ inline float activate(ActMode m, float x, float alpha = 1.0f / 6.0f, float beta 
     case ActMode::Silu: return x / (1.0f + det::exp(-x));
     case ActMode::Gelu: return 0.5f * x * (1.0f + det::erf(x * 0.70710678118654752f));
     case ActMode::Tanh: return det::tanh(x);
+    case ActMode::Clip: return std::min(beta, std::max(alpha, x));
+    case ActMode::LeakyRelu: return x >= 0.0f ? x : x * alpha;
+    case ActMode::Elu: return x >= 0.0f ? x : alpha * det::expm1(x);
   }
   return x;
 }

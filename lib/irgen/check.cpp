@@ -361,8 +361,8 @@ void Checker::memory(const sir::Core& c, size_t k) {
                                                          std::to_string(ids[1]) + (ids.size() > 2 ? ", ..." : "") +
                                                          ") are not held in one L2 tensor");
   }
-  // The inputs of a two-input vector operation are read in one box
-  // (vp_cfg_fm STile): the tensors asm reads them from (of the ifmap's
+  // The inputs of a two-input vector operation of one shape are read in one
+  // box (vp_cfg_fm STile): the tensors asm reads them from (of the ifmap's
   // extent when several tensors hold its transfers) have one shape.
   if (w.layer_type == sir::LayerType::Vp && w.ifmap.size() > 1) {
     auto extent = [](const Coord& lo, const Coord& hi) {
@@ -386,8 +386,25 @@ void Checker::memory(const sir::Core& c, size_t k) {
       }
       from.push_back(holder);
     }
+    // A broadcast input (sizes of 1 where the other has more) is read in a
+    // box of its own (vp_cfg_fm1) that must have size 1 along those axes.
+    auto broadcast_problem = [&](size_t i, size_t full) -> bool {
+      Coord fi = extent(w.ifmap[i].lower, w.ifmap[i].upper), ff = extent(w.ifmap[full].lower, w.ifmap[full].upper);
+      if (fi == ff) return false;
+      Coord bx = extent(from[i]->lower, from[i]->upper);
+      for (int a = 0; a < 3; ++a)
+        if (fi[a] != ff[a] && (fi[a] != 1 || bx[a] != 1))
+          add_problem(p + "/ifmap/" + std::to_string(i),
+                      "input " + std::to_string(i) + " " + str({w.ifmap[i].lower, w.ifmap[i].upper}) + " is neither input " +
+                          std::to_string(full) + "'s size nor broadcast along each axis (size 1, held in a tensor of size 1 there: " +
+                          std::to_string(from[i]->tensor_id) + " " + str({from[i]->lower, from[i]->upper}) + ")");
+      return true;
+    };
     for (size_t i = 1; i < from.size(); ++i) {
       if (!from[0] || !from[i]) continue;
+      Coord f0 = extent(w.ifmap[0].lower, w.ifmap[0].upper), f1 = extent(w.ifmap[i].lower, w.ifmap[i].upper);
+      bool first_full = f0[0] * f0[1] * f0[2] >= f1[0] * f1[1] * f1[2];
+      if (first_full ? broadcast_problem(i, 0) : broadcast_problem(0, i)) continue;
       Coord x0 = extent(from[0]->lower, from[0]->upper), xi = extent(from[i]->lower, from[i]->upper);
       auto padded = [](int64_t c, int64_t align) { return align > 0 ? (c + align - 1) / align * align : c; };
       x0[3] = padded(x0[0], from[0]->align);  // the pixel stride

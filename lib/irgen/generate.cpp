@@ -374,9 +374,16 @@ void Generator::build_network() {
     const fir::Layer& l = *lm.fir;
     for (size_t i = 0; i < l.previous_layer.size(); ++i) {
       const std::string& p = l.previous_layer[i];
-      if (fir::is_constant_name(p)) continue;
+      // The constant operand of PReLU and element-wise layers is loaded from
+      // DRAM as a network input is; others are configuration (the average
+      // pool's divisor).
+      const bool loaded = (l.op == fir::Op::PRelu || l.op == fir::Op::ElementWiseAdd || l.op == fir::Op::ElementWiseSub ||
+                           l.op == fir::Op::ElementWiseMul) &&
+                          fir::is_constant_name(p);
+      if (fir::is_constant_name(p) && !loaded) continue;
       InputRef in;
-      in.producer = resolve_producer(p, &in.graph_input);
+      if (loaded) in.producer = -1, in.graph_input = p;
+      else in.producer = resolve_producer(p, &in.graph_input);
       if (in.producer == -2) fail_fir(l.name, "input \"" + p + "\" is neither a layer nor a graph input");
       in.fir_index = i;
       if (i >= l.input_shape.size()) fail_fir(l.name, "no input_shape for input " + std::to_string(i));
@@ -432,8 +439,8 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
     r.lo[2] = 0, r.hi[2] = d[2] - 1;
     r.lo[3] = 0, r.hi[3] = d[3] - 1;
   } else {
-    for (int i = 1; i < 4; ++i) {
-      // Broadcast axes of size 1 read their only element.
+    for (int i = 0; i < 4; ++i) {
+      // Broadcast axes of size 1 read their only element (the batch too: a constant).
       r.lo[i] = d[i] == 1 ? 0 : out.lo[i];
       r.hi[i] = d[i] == 1 ? 0 : std::min<int64_t>(d[i] - 1, out.hi[i]);
     }
@@ -1338,6 +1345,12 @@ void Generator::tile_vp(Wl& w) {
     return (l.tensor_lut[i][0] << 2) | (l.tensor_lut[i][1] << 1) | l.tensor_lut[i][2];
   };
   op.two_inputs = !pool && lut_bits(1) != 0;
+  if (op.two_inputs && w.inputs.size() > 1) {
+    // A broadcast second operand reads its own (smaller) region.
+    Dims se = w.inputs[1].region.extent();
+    op.second_elements = se[1] * se[2] * se[3];
+    op.second_bytes = L.inputs.size() > 1 ? L.inputs[1].bytes : op.in_bytes;
+  }
   auto ps = l.pool_size.value_or(std::array<int64_t, 2>{1, 1});
   op.window = pool ? ps[0] * ps[1] : 1;
   int64_t cycles = tiler_.vp_cycles(op);

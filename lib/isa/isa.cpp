@@ -15,7 +15,8 @@ constexpr std::array<std::string_view, kQueueCount> kQueueNames = {"CT", "LD", "
 constexpr EnumMember kDataFmt[] = {{"INT8", 1}, {"FP16", 3}};
 constexpr EnumMember kDataSign[] = {{"SIGNED", 1}};
 constexpr EnumMember kFloat2Fixed[] = {{"CEIL", 0}, {"ROUND", 2}};
-constexpr EnumMember kActMode[] = {{"DISABLE", 0}, {"RELU", 1}};
+// CLIP and LEAKY_RELU: our extension (the PE epilogue's clamp to [0, ACTPM] and slope ACTPM).
+constexpr EnumMember kActMode[] = {{"DISABLE", 0}, {"RELU", 1}, {"CLIP", 2}, {"LEAKY_RELU", 3}};
 constexpr EnumMember kCMPS[] = {{"DEFAULT", 0}, {"MAX", 1}};
 constexpr EnumMember kDefaultOnly[] = {{"DEFAULT", 0}};
 constexpr EnumMember kXCutMode[] = {{"CUT_K", 3}};
@@ -56,6 +57,8 @@ static_assert(member_is(EnumClass::DataFmt, "FP16", static_cast<int32_t>(DataFmt
 static_assert(member_is(EnumClass::Float2Fixed, "ROUND", static_cast<int32_t>(Float2Fixed::ROUND)));
 static_assert(member_is(EnumClass::Float2Fixed, "CEIL", static_cast<int32_t>(Float2Fixed::CEIL)));
 static_assert(member_is(EnumClass::ActMode, "RELU", static_cast<int32_t>(ActMode::RELU)));
+static_assert(member_is(EnumClass::ActMode, "CLIP", static_cast<int32_t>(ActMode::CLIP)));
+static_assert(member_is(EnumClass::ActMode, "LEAKY_RELU", static_cast<int32_t>(ActMode::LEAKY_RELU)));
 static_assert(member_is(EnumClass::CMPS, "MAX", static_cast<int32_t>(CMPS::MAX)));
 static_assert(member_is(EnumClass::YCutMode, "CUT_C", static_cast<int32_t>(YCutMode::CUT_C)));
 static_assert(member_is(EnumClass::XCutMode, "CUT_K", static_cast<int32_t>(XCutMode::CUT_K)));
@@ -155,6 +158,10 @@ CCT_DEFINE_PARAMS(vp_cfg_fm, E(P::IF, EC::DataSign), E(P::OF, EC::DataSign), E(P
                   E(P::ODF, EC::DataFmt), I(P::VF32), L(P::STile, 3), L(P::DTile, 3))
 CCT_DEFINE_PARAMS(vp_cfg_tp, L(P::STRIDE, 2), L(P::KERNEL, 2), L(P::Tile, 3), I(P::T1F), I(P::T0F),
                   I(P::PADV_AREA))
+// Our extension: the second operand's format and box (broadcast where a size
+// is 1), and the parameters of the activation LUTs.
+CCT_DEFINE_PARAMS(vp_cfg_fm1, E(P::IDF, EC::DataFmt), L(P::STile, 3))
+CCT_DEFINE_PARAMS(vp_cfg_act, N(P::ACTPM), N(P::ACTPM1))
 CCT_DEFINE_PARAMS(vp_self, I(P::IQEN), I(P::QEN), I(P::SHMD), I(P::GPMD), E(P::CMPD, EC::CMPD),
                   E(P::TREED, EC::TREED), E(P::ACCD, EC::ACCD), I(P::TM), E(P::SWRS, EC::SWRS), I(P::LUT),
                   I(P::SBSG), I(P::SBSG1), I(P::DBSG), I(P::STaddr), I(P::STaddr1), I(P::DTaddr), PREV, NEXT)

@@ -47,7 +47,8 @@ inline constexpr int kEnumClassCount = 0
 enum class DataFmt : int32_t { INT8 = 1, FP16 = 3 };
 enum class DataSign : int32_t { SIGNED = 1 };
 enum class Float2Fixed : int32_t { CEIL = 0, ROUND = 2 };
-enum class ActMode : int32_t { DISABLE = 0, RELU = 1 };
+// CLIP and LEAKY_RELU are our extension (formats/ISA_Format.md, section 6).
+enum class ActMode : int32_t { DISABLE = 0, RELU = 1, CLIP = 2, LEAKY_RELU = 3 };
 enum class CMPS : int32_t { DEFAULT = 0, MAX = 1 };
 enum class CMPD : int32_t { DEFAULT = 0 };
 enum class TREED : int32_t { DEFAULT = 0 };
@@ -60,6 +61,18 @@ enum class SUMM : int32_t { DEFAULT = 0 };
 enum class QSMD : int32_t { DEFAULT = 0 };
 enum class XCutMode : int32_t { CUT_K = 3 };
 enum class YCutMode : int32_t { CUT_W = 0, CUT_H = 1, CUT_K = 3, CUT_C = 4 };
+
+// vp_self / vp_pool LUT codes: the VP operation. 16, 17, 18 and 56 are the
+// reference programs'; the others are our extension (formats/ISA_Format.md,
+// section 9.5). Operand A is read at STaddr1 in the vp_cfg_fm box, operand B
+// at STaddr in the vp_cfg_fm1 box; the activation functions take A times
+// vp_cfg_gms MG0V and their parameters from vp_cfg_act.
+enum class Lut : int32_t {
+  Requantize = 16, MaxPool = 17, Add = 18, Sub = 19, Mul = 20, ReverseSub = 21,
+  Relu = 32, Clip = 33, LeakyRelu = 34, Elu = 35, HardSigmoid = 36, HardSwish = 37, Sigmoid = 38, Silu = 39,
+  Tanh = 40, Gelu = 41, PRelu = 42,
+  AvgPool = 56,
+};
 
 // The EnumClass of a typed enum, e.g. enum_class_of<DataFmt>() == EnumClass::DataFmt.
 template <class E>
@@ -91,7 +104,7 @@ const EnumMember* find_enum_value(EnumClass c, int32_t value);
   X(CMPV) X(USED) X(SEGE) X(SEGN) X(MG0S) X(SG1M) X(MG0VS) X(SG1VS) X(SG1V) X(MG0V) X(SUMM) X(MULVS) X(SUMVS)     \
   X(SUMV) X(MULV) X(QCS) X(QSMD) X(IQCS) X(IQB0) X(IQK0) X(IQB1) X(IQK1) X(T1F) X(T0F) X(PADV_AREA) X(IQEN)       \
   X(QEN) X(SHMD) X(GPMD) X(CMPD) X(TREED) X(ACCD) X(TM) X(SWRS) X(LUT) X(IPH) X(IPW) X(DCORE) X(SCORE) X(TAG)     \
-  X(GROUPS) X(DILATION) X(Prev_Insts) X(Next_Insts)
+  X(GROUPS) X(DILATION) X(ACTPM1) X(Prev_Insts) X(Next_Insts)
 
 enum class Param : uint8_t {
 #define CCT_X(name) name,
@@ -112,8 +125,8 @@ std::optional<Param> find_param(std::string_view name);
 #define CCT_ISA_OPCODES(X)                                                                                      \
   X(ct_st) X(ct_bc) X(ct_ed) X(lda_cfg) X(lda_mov) X(ldw_cfg) X(ldw_mov) X(lw_cfg) X(lw_mov) X(pe_cfg_fm)       \
   X(pe_cfg_pm) X(pe_cfg_dq) X(pe_cfg_tp) X(pe_cfg_gp) X(pe_conv) X(vp_cfg_gcs) X(vp_cfg_gms) X(vp_cfg_sms)      \
-  X(vp_cfg_qp) X(vp_cfg_iq) X(vp_cfg_iq1) X(vp_cfg_fm) X(vp_cfg_tp) X(vp_self) X(vp_pool) X(dt_cfg) X(dt_cal)   \
-  X(sta_cfg) X(sta_mov) X(so_cfg) X(so_mov) X(si_cfg) X(si_mov)
+  X(vp_cfg_qp) X(vp_cfg_iq) X(vp_cfg_iq1) X(vp_cfg_fm) X(vp_cfg_tp) X(vp_cfg_fm1) X(vp_cfg_act) X(vp_self)      \
+  X(vp_pool) X(dt_cfg) X(dt_cal) X(sta_cfg) X(sta_mov) X(so_cfg) X(so_mov) X(si_cfg) X(si_mov)
 
 enum class Opcode : uint8_t {
 #define CCT_X(name) name,

@@ -169,6 +169,15 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       op.in_bytes = format_bytes(fm.get(Param::IDF));
       op.out_bytes = format_bytes(fm.get(Param::ODF));
       op.two_inputs = !pool && tp.get(Param::T1F) != 0;
+      // A second operand with a box of its own (vp_cfg_fm1) reads one element
+      // along each axis where the box has size 1 (broadcast).
+      if (op.two_inputs && have_cfg_[size_t(Opcode::vp_cfg_fm1)]) {
+        const auto& fm1 = cfg_[size_t(Opcode::vp_cfg_fm1)];
+        auto b = fm1.list(Param::STile);
+        check_dims(b, "vp_cfg_fm1 STile", inst, file, line);
+        op.second_elements = (at(b, 0) == 1 ? 1 : op.c) * (at(b, 1) == 1 ? 1 : op.h) * (at(b, 2) == 1 ? 1 : op.w);
+        op.second_bytes = format_bytes(fm1.get(Param::IDF));
+      }
       op.window = pool ? at(kernel, 0) * at(kernel, 1) : 1;
       if (op.c <= 0 || op.h <= 0 || op.w <= 0) throw_input_error(at_line(file, line, std::string(inst.mnemonic()) + ": empty tile"));
       VpCost c = vp_cost(a, op);

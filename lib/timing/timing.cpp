@@ -220,7 +220,10 @@ VpCost vp_cost(const arch::Architecture& a, const VpOp& op) {
   cost.layer_cycles = pixels * per_pixel + std::llround(depth);
   int64_t out_pixels = op.out_pixels > 0 ? op.out_pixels : pixels;
   cost.elements = pixels * op.c * (op.two_inputs ? 2 : 1);
-  cost.bytes = pixels * op.c * op.in_bytes * (op.two_inputs ? 2 : 1) + out_pixels * op.c * op.out_bytes;
+  int64_t second = 0;
+  if (op.two_inputs)
+    second = (op.second_elements >= 0 ? op.second_elements : pixels * op.c) * (op.second_bytes > 0 ? op.second_bytes : op.in_bytes);
+  cost.bytes = pixels * op.c * op.in_bytes + second + out_pixels * op.c * op.out_bytes;
   cost.energy.vp = double(cost.elements) * a.energy.vp_op_pj;
   cost.energy.l2 = double(cost.bytes) * a.energy.l2_pj_per_byte;
   return cost;

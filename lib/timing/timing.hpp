@@ -98,6 +98,11 @@ struct VpOp {
   int64_t c = 1, h = 1, w = 1;  // pixels processed (input side for pooling) and channels
   int in_bytes = 1, out_bytes = 1;
   bool two_inputs = false;       // element-wise operations on two tensors
+  // The second tensor's elements read (-1: as many as the first), and their
+  // size (0: in_bytes): a broadcast operand ([C, 1, 1] against [C, H, W])
+  // is read once per element, not once per output element.
+  int64_t second_elements = -1;
+  int second_bytes = 0;
   int64_t window = 1;            // pooling window elements (kernel rows x cols); 1 = none
   int64_t out_pixels = 0;        // output pixels (0 = h*w)
 };

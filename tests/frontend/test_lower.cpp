@@ -73,19 +73,26 @@ TEST_CASE("an int8 tensor read by a graph output and by a layer gets a dequantiz
   CHECK(m.layers[3].out_dtype == "float16");
 }
 
-TEST_CASE("Clip(0, 6) fuses as relu6, other clips as clip with bounds") {
+TEST_CASE("Clip(0, 6) fuses as relu6, Clip(0, max) as clip, other clips stay clip layers on the VP") {
   OnnxBuilder b;
-  b.input("x", {1, 3, 8, 8}).output("y", {1, 4, 8, 8}).output("z", {1, 4, 8, 8});
+  b.input("x", {1, 3, 8, 8}).output("y", {1, 4, 8, 8}).output("z", {1, 4, 8, 8}).output("u", {1, 4, 8, 8});
   conv(b, "x", "c1", 3, 4, 3);
   b.init("zero", {}, {0.0f}).init("six", {}, {6.0f}).init("lo", {}, {-1.0f}).init("hi", {}, {2.0f});
   b.node("Clip", {"c1", "zero", "six"}, {"y"});
   conv(b, "x", "c2", 3, 4, 1);
   b.node("Clip", {"c2", "lo", "hi"}, {"z"});
+  conv(b, "x", "c3", 3, 4, 1);
+  b.node("Clip", {"c3", "zero", "hi"}, {"u"});
   auto m = lower(b);
   std::vector<std::string> acts;
   for (const auto& l : m.layers)
     if (l.op == fir::Op::Conv2d) acts.push_back(l.activation.value_or("none"));
-  CHECK(acts == std::vector<std::string>{"relu6", "clip"});
+  // The PE clamps to [0, max]: a lower bound of -1 is a layer of its own.
+  CHECK(acts == std::vector<std::string>{"relu6", "none", "clip"});
+  const frontend::LLayer& clip = find(m, fir::Op::Clip);
+  CHECK(clip.act_mode == "clip");
+  CHECK(clip.activation_attr.find("min")->as_double() == -1.0);
+  CHECK(clip.activation_attr.find("max")->as_double() == 2.0);
 }
 
 TEST_CASE("opset 9 attribute forms (Clip min/max) lower the same way") {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <flatbuffers/flatbuffers.h>
+
 #include <map>
 
 #include "fir/fir.hpp"
@@ -13,6 +15,7 @@
 #include "support/error.hpp"
 #include "testing.hpp"
 #include "tflite_builder.hpp"
+#include "tflite_generated.h"
 
 using namespace cct;
 
@@ -419,4 +422,45 @@ TEST_CASE("--batch N is refused, naming the operator, where the batch stops bein
   one.batch = 1;
   interp::Graph g1 = frontend::import_tflite_bytes(b.bytes({x}, {y}), "b.tflite", one);
   CHECK(g1.value(g1.outputs[0]).shape == interp::Shape{8, 1});
+}
+
+// ELU and PRELU in a model built here (the reference files have neither):
+// they import as Elu and PRelu with PRELU's per-channel alpha, and compile
+// to the Frontend IR's elu and prelu layers.
+TEST_CASE("TFLite ELU and PRELU import as elu and prelu layers") {
+  flatbuffers::FlatBufferBuilder fb;
+  const float alpha[3] = {0.25f, -0.5f, 0.125f};
+  std::vector<flatbuffers::Offset<tfl::Buffer>> buffers = {
+      tfl::CreateBuffer(fb), tfl::CreateBuffer(fb, fb.CreateVector(reinterpret_cast<const uint8_t*>(alpha), sizeof alpha))};
+  auto tensor = [&](std::vector<int> shape, uint32_t buffer, const char* name) {
+    return tfl::CreateTensor(fb, fb.CreateVector(shape), tfl::TensorType::FLOAT32, buffer, fb.CreateString(name));
+  };
+  std::vector<flatbuffers::Offset<tfl::Tensor>> tensors = {tensor({1, 4, 4, 3}, 0, "x"), tensor({1, 4, 4, 3}, 0, "e"),
+                                                           tensor({1, 1, 3}, 1, "alpha"), tensor({1, 4, 4, 3}, 0, "y")};
+  std::vector<flatbuffers::Offset<tfl::OperatorCode>> codes = {tfl::CreateOperatorCode(fb, 111, 0, 1, 111),
+                                                               tfl::CreateOperatorCode(fb, 54, 0, 1, 54)};
+  std::vector<flatbuffers::Offset<tfl::Operator>> ops = {
+      tfl::CreateOperator(fb, 0, fb.CreateVector(std::vector<int>{0}), fb.CreateVector(std::vector<int>{1})),
+      tfl::CreateOperator(fb, 1, fb.CreateVector(std::vector<int>{1, 2}), fb.CreateVector(std::vector<int>{3}))};
+  auto sub = tfl::CreateSubGraph(fb, fb.CreateVector(tensors), fb.CreateVector(std::vector<int>{0}),
+                                 fb.CreateVector(std::vector<int>{3}), fb.CreateVector(ops));
+  auto model = tfl::CreateModel(fb, 3, fb.CreateVector(codes), fb.CreateVector(std::vector{sub}), 0, fb.CreateVector(buffers));
+  fb.Finish(model, "TFL3");
+  std::string bytes(reinterpret_cast<const char*>(fb.GetBufferPointer()), fb.GetSize());
+  interp::Graph g = frontend::import_tflite_bytes(bytes, "elu_prelu.tflite");
+  auto c = op_counts(g);
+  CHECK(c["Elu"] == 1);
+  REQUIRE(c["PRelu"] == 1);
+  for (const auto& n : g.nodes)
+    if (n.op == "PRelu") {
+      const interp::Tensor& s = g.constant(n.input(1));
+      CHECK(s.f == std::vector<float>{0.25f, -0.5f, 0.125f});
+    }
+  std::string path = cct::testing::temp_dir("tflite_elu_prelu") + "/m.tflite";
+  cct::testing::write_file(path, bytes);
+  fir::Graph f = compile_fir(path);
+  std::map<std::string, int> fops;
+  for (const auto& l : f.layers()) ++fops[l.operation];
+  CHECK(fops["elu"] == 1);
+  CHECK(fops["prelu"] == 1);
 }

@@ -146,6 +146,17 @@ TEST_CASE("vector-processor layers") {
   timing::VpOp gap;  // global average pool 2048 x 7 x 7
   gap.c = 2048, gap.h = 7, gap.w = 7, gap.window = 49, gap.out_pixels = 1;
   CHECK(timing::vp_instruction_cycles(a, timing::vp_cost(a, gap).layer_cycles, 1) == 3177);
+  // A broadcast second operand ([64, 1, 1] against 64 x 56 x 56) takes the
+  // same time and reads its 64 elements once.
+  timing::VpOp mul = add;
+  mul.in_bytes = 1;
+  auto full = timing::vp_cost(a, mul);
+  mul.second_elements = 64;
+  auto gate = timing::vp_cost(a, mul);
+  CHECK(gate.layer_cycles == full.layer_cycles);
+  CHECK(full.bytes == 3 * 64 * 56 * 56);
+  CHECK(gate.bytes == 2 * 64 * 56 * 56 + 64);
+  CHECK(gate.energy.l2 < full.energy.l2);
 }
 
 TEST_CASE("static energy") {
