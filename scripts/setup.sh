@@ -13,6 +13,7 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler
   rapidjson-dev libcxxopts-dev libzstd-dev doctest-dev
   python3 python3-numpy python3-onnx python3-torch python3-torchvision libonnx-testdata
+  python3-pil python3-skimage
   chromium snakemake
 )
 

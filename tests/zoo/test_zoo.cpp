@@ -1,0 +1,230 @@
+// The network zoo through the whole chain (label "slow"): torchvision
+// MobileNetV2, MobileNetV3-Small, EfficientNet-B0, RegNetX-400MF,
+// ResNeXt-50 32x4d and ResNet-50 (random weights), the TFLite files of the
+// reference data, and libonnx-testdata's pytorch-converted Conv2d tests
+// (grouped, depthwise, dilated, strided, padded), compiled by onnx2fir's
+// pipeline at batch 1 and 4, mapped by gemini for zebu-1core and
+// chip-64tops, and run by the functional model with golden checks. Each case
+// must be bit for bit: every accelerator layer equal to its golden
+// activations and the graph outputs equal to the quantized FIR
+// interpreter's; and zebusim's MAC count must equal the network's MACs from
+// the Frontend IR's shapes. One MESSAGE line per case. Batch 4 is in the
+// "heavy" suite (registered as zoo_heavy), so ctest runs the two halves side
+// by side. examples/zoo/run_zoo.py runs the same matrix through the tools.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <sstream>
+
+#include "../testing/testing.hpp"
+#include "frontend/onnx_import.hpp"
+#include "support/error.hpp"
+#include "zoo_util.hpp"
+
+namespace fs = std::filesystem;
+using namespace cct;
+
+namespace {
+
+enum class Kind { Torchvision, Tflite, OnnxTest };
+
+struct Net {
+  std::string name;
+  Kind kind;
+};
+
+const Net kNets[] = {
+    {"mobilenet_v2", Kind::Torchvision},
+    {"mobilenet_v3_small", Kind::Torchvision},
+    {"efficientnet_b0", Kind::Torchvision},
+    {"regnet_x_400mf", Kind::Torchvision},
+    {"resnext50_32x4d", Kind::Torchvision},
+    {"resnet50", Kind::Torchvision},
+    {"mobilenet_v2_quantized_1x3x224x224", Kind::Tflite},
+    {"person_detect", Kind::Tflite},
+    {"hello_world_int8", Kind::Tflite},
+    {"test_Conv2d", Kind::OnnxTest},
+    {"test_Conv2d_strided", Kind::OnnxTest},
+    {"test_Conv2d_padding", Kind::OnnxTest},
+    {"test_Conv2d_depthwise", Kind::OnnxTest},
+    {"test_Conv2d_depthwise_padded", Kind::OnnxTest},
+    {"test_Conv2d_depthwise_strided", Kind::OnnxTest},
+    {"test_Conv2d_depthwise_with_multiplier", Kind::OnnxTest},
+    {"test_Conv2d_groups", Kind::OnnxTest},
+    {"test_Conv2d_dilated", Kind::OnnxTest},
+};
+const std::string kArchs[] = {"zebu-1core", "chip-64tops"};
+
+// As tests/interp/test_onnx_node_tests.cpp finds ONNX's test data.
+std::string onnx_testdata_dir() {
+  const char* e = std::getenv("CCT_ONNX_TESTDATA");
+  return e && *e ? e : "/usr/share/libonnx-testdata/data";
+}
+
+std::string model_path(const Net& n) {
+  switch (n.kind) {
+    case Kind::Torchvision: return testing::torchvision_onnx(n.name);
+    case Kind::Tflite: return testing::reference_dir() + "/tflite/" + n.name + ".tflite";
+    case Kind::OnnxTest: {
+      fs::path p = fs::path(onnx_testdata_dir()) / "pytorch-converted" / n.name / "model.onnx";
+      if (!fs::exists(p)) FAIL("ONNX test data not found at " << p << " (install libonnx-testdata or set CCT_ONNX_TESTDATA)");
+      return p.string();
+    }
+  }
+  return "";
+}
+
+// A test set's tensor at another batch: sample k is the set's sample k mod n.
+interp::Tensor at_batch(const interp::Tensor& t, int64_t batch) {
+  REQUIRE(!t.shape.empty());
+  int64_t n = t.shape[0], per = t.numel() / n;
+  interp::Tensor out = t;
+  out.shape[0] = batch;
+  out.f.resize(size_t(batch * per));
+  for (int64_t b = 0; b < batch; ++b)
+    std::copy(t.f.begin() + (b % n) * per, t.f.begin() + (b % n + 1) * per, out.f.begin() + b * per);
+  return out;
+}
+
+interp::Tensor read_pb(const fs::path& p) {
+  REQUIRE_MESSAGE(fs::exists(p), p << " is missing");
+  return frontend::parse_onnx_tensor(testing::read_file(p.string()), p.string());
+}
+
+struct Prepared {
+  func_test::Compiled c;  // the FIR; c.input is the network input, c.dir holds weights and goldens
+  std::string skipped;    // why the case is not run
+  std::string stage;      // what failed before the chain: onnx2fir, or the test set
+  std::string error;      // its message
+  std::vector<interp::QTensor> want;
+};
+
+// onnx2fir's pipeline at `batch`; the ONNX tests run on their own input
+// (test_data_set_0, samples repeated to the batch), with goldens recomputed by
+// the interpreter for it, and the interpreter's float output must be close to
+// the set's expected output (the INT8 model is an approximation).
+Prepared prepare(const Net& n, int batch) {
+  Prepared p;
+  std::string path = model_path(n);
+  try {
+    p.c = func_test::compile_model(path, batch, "zoo_" + n.name);
+  } catch (const Error& e) {
+    if (n.kind == Kind::Tflite && batch != 1)
+      p.skipped = "a TFLite model has a fixed batch; onnx2fir refuses --batch " + std::to_string(batch) + ": " + e.what();
+    else
+      p.stage = "onnx2fir", p.error = zoo::first_line(e.what());
+    return p;
+  }
+  if (n.kind == Kind::OnnxTest) {
+    fs::path set = fs::path(path).parent_path() / "test_data_set_0";
+    interp::Tensor x = at_batch(read_pb(set / "input_0.pb"), batch);
+    interp::Tensor y = at_batch(read_pb(set / "output_0.pb"), batch);
+    std::string dir = testing::temp_dir("zoo/data_" + n.name + "_b" + std::to_string(batch));
+    for (const auto& e : fs::directory_iterator(p.c.dir))
+      if (e.path().extension() == ".npy") fs::copy_file(e.path(), fs::path(dir) / e.path().filename());
+    p.c.dir = dir;
+    p.c.input = NpyArray::from_float(x.f, x.shape);
+    func_test::write_goldens(p.c.graph, interp::directory_loader(dir), p.c.input, dir);
+    auto got = func_test::interpret(p.c);
+    if (got.size() != 1 || got[0].shape != y.shape || got[0].is_int8()) {
+      p.stage = "test set";
+      p.error = "the Frontend IR's output is not the test set's: " + std::to_string(got.size()) +
+                " outputs, the first " + interp::shape_str(got.empty() ? interp::Shape{} : got[0].shape) + " " +
+                (got.empty() ? std::string("-") : got[0].dtype) + "; test_data_set_0 has one " + interp::shape_str(y.shape);
+      return p;
+    }
+    // Against the test set's expected (float) output: the INT8 model
+    // approximates it (calibrated on random inputs, so values beyond the
+    // calibrated range clip), but a wrong grouping, dilation or padding
+    // would not come close.
+    double dot = 0, gg = 0, yy = 0, err = 0, range = 0;
+    for (int64_t k = 0; k < y.numel(); ++k) {
+      double a = got[0].f[size_t(k)], b = y.f[size_t(k)];
+      dot += a * b, gg += a * a, yy += b * b;
+      err = std::max(err, std::fabs(a - b));
+      range = std::max(range, std::fabs(b));
+    }
+    double cosine = dot / std::sqrt(std::max(gg * yy, 1e-300));
+    MESSAGE(n.name << " b" << batch << ": the INT8 interpreter against test_data_set_0's output: cosine " << cosine
+                   << ", max error " << err << " (largest value " << range << ")");
+    CHECK_MESSAGE(cosine >= 0.99, n.name << " b" << batch << ": the INT8 interpreter's output is far from the test set's (cosine "
+                                         << cosine << ")");
+  }
+  p.want = zoo::expected_outputs(p.c, p.c.input);
+  return p;
+}
+
+void run_matrix(int batch) {
+  int cases = 0, passed = 0, skipped = 0;
+  std::vector<std::string> failing;
+  for (const Net& n : kNets) {
+    Prepared p = prepare(n, batch);
+    const int64_t npu = p.skipped.empty() && p.error.empty() ? zoo::npu_layers(p.c.graph) : 0;
+    const int64_t real = p.skipped.empty() && p.error.empty() ? zoo::real_macs(p.c.graph) : 0;
+    for (const std::string& arch : kArchs) {
+      ++cases;
+      std::string where = n.name + " b" + std::to_string(batch) + " " + arch;
+      if (!p.skipped.empty()) {
+        ++skipped;
+        MESSAGE(where << ": skipped (" << p.skipped << ")");
+        continue;
+      }
+      if (!p.error.empty()) {
+        MESSAGE(where << ": " << p.stage << ": " << p.error);
+        CHECK_MESSAGE(false, where << ": " << p.stage << ": " << p.error);
+        failing.push_back(where + ": " + p.stage);
+        continue;
+      }
+      std::string dir = testing::temp_dir("zoo/" + n.name + "_b" + std::to_string(batch) + "_" + arch);
+      zoo::Case k = zoo::run(zoo::build(p.c, arch, dir), p.c, p.c.input, p.c.dir);
+      if (k.ok()) {
+        // Every accelerator layer checked, outputs bit for bit.
+        std::vector<std::string> problems;
+        if (k.layers_checked != npu)
+          problems.push_back(std::to_string(k.layers_checked) + " of " + std::to_string(npu) +
+                             " accelerator layers matched their golden activations");
+        if (k.outputs.size() != p.want.size())
+          problems.push_back(std::to_string(k.outputs.size()) + " outputs, the interpreter has " + std::to_string(p.want.size()));
+        for (size_t o = 0; o < std::min(k.outputs.size(), p.want.size()); ++o)
+          if (!func_test::same_bits(k.outputs[o].tensor, p.want[o]))
+            problems.push_back(k.outputs[o].name + " differs from the quantized FIR interpreter's");
+        if (!problems.empty()) {
+          k.stage = "functional";
+          for (const auto& s : problems) k.error += (k.error.empty() ? "" : "; ") + s;
+        }
+      }
+      bool macs_ok = k.sim_macs == real;
+      std::ostringstream line;
+      line << where << ": " << k.status() << " | cycles " << k.cycles << ", zebusim MACs " << k.sim_macs << ", real MACs "
+           << real;
+      if (k.sim_macs >= 0 && real > 0) line << " (x" << double(k.sim_macs) / double(real) << ")";
+      line << ", gemini " << k.gemini_cycles << " cycles";
+      if (k.layers_checked >= 0) line << ", " << k.layers_checked << "/" << npu << " layers golden";
+      if (k.functional_seconds > 0) line << ", functional run " << k.functional_seconds << " s";
+      if (!k.note.empty()) line << "; " << k.note;
+      MESSAGE(line.str());
+      CHECK_MESSAGE(k.ok(), where << ": " << k.status());
+      if (k.sim_macs >= 0)
+        CHECK_MESSAGE(macs_ok, where << ": zebusim counts " << k.sim_macs << " MACs, the network has " << real);
+      if (k.ok() && macs_ok) ++passed;
+      else failing.push_back(where + ": " + (k.ok() ? "MACs" : k.stage));
+    }
+  }
+  MESSAGE("zoo batch " << batch << ": " << passed << " of " << cases << " cases bit for bit with zebusim's MACs equal to the network's, "
+                       << skipped << " skipped; failing:\n"
+                       << testing::joined(failing));
+  CHECK(passed + skipped == cases);
+}
+
+}  // namespace
+
+TEST_CASE("the zoo at batch 1 on zebu-1core and chip-64tops: bit for bit, every layer golden, zebusim's MACs the network's") {
+  run_matrix(1);
+}
+
+TEST_CASE("the zoo at batch 4 on zebu-1core and chip-64tops: bit for bit, every layer golden, zebusim's MACs the network's" *
+          doctest::test_suite("heavy")) {
+  run_matrix(4);
+}
