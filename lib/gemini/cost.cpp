@@ -84,6 +84,7 @@ struct Wl {
   // loaded for its batch group alone (a part computed for several groups).
   int leader = 0;
   bool run = false, group_weights = false;
+  int64_t part_k = 0;         // output channels of the whole part (runs: all of them)
   int64_t cycles = 0;
   int64_t out_bytes = 0;
   mapping::Box box;           // output, whole-batch coordinates
@@ -497,6 +498,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
           if (wr.kind == irgen::WeightRuns::TooLarge && too_large < 0) too_large = lp.layer;
           w.run = wr.kind == irgen::WeightRuns::Runs;
           w.group_weights = w.run && G * R > 1;
+          w.part_k = k;
           w.leader = int(wls.size());
           const int64_t step = w.run ? wr.run : k;
           for (int64_t k0 = part.lower[1]; k0 <= part.upper[1]; k0 += step) {
@@ -641,7 +643,17 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
         int64_t k = t.k_hi - t.k_lo + 1;
         t.bytes = L.weight_bytes_per_k * k;
         t.rows = weight_rows(L, k);
-        t.direct = t.rows <= a.core.wl0_rows;
+        // How irgen's weight-path search mostly treats a part cut into runs:
+        // a whole layer on its core whose weights fit comfortably in L2
+        // streams from an L2 copy loaded far ahead (the LW queue then copies
+        // each run into WL0 as it is due; its runs still compute at
+        // weight-buffer speed, see the timeline below); a share of a layer
+        // split over cores, or weights L2 cannot hold, loads each run into
+        // WL0. (Measured on ResNet-50 on one core, VGG-11 and AlexNet on
+        // both presets; a shared schedule model would not need the rule.)
+        const bool streamed_runs = w.run && !w.group_weights && w.part_k == L.out[1] &&
+                                   L.weight_bytes_per_k * w.part_k <= a.core.l2_bytes / 2;
+        t.direct = t.rows <= a.core.wl0_rows && !streamed_runs;
         int64_t tk = std::min(tile_k(L), k);
         t.tile_rows = (tk < k ? 2 : 1) * ceil_div(tk * L.weight_bytes_per_k, a.core.wl0_row_bytes);
         t.channel = int(plan.segments[size_t(w.seg)].layers[size_t(w.pos)].dram.weights);
@@ -706,7 +718,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   // ---- timeline
   for (Wl& w : wls) {
     const SegmentPlan& sp = plan.segments[size_t(w.seg)];
-    bool direct = w.weight < 0 || wts[size_t(w.weight)].direct;
+    bool direct = w.weight < 0 || wts[size_t(w.weight)].direct || (w.run && !w.group_weights);
     w.cycles = sp.row_groups > 1 || w.run ? box_cycles(w.layer, w.box, direct)
                                           : part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
   }
