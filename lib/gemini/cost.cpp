@@ -98,6 +98,7 @@ struct Wl {
   bool stored = false;
   int keep_until = -1;        // last position on its core that still holds its output (local consumers)
   int64_t foot = 0;           // L2 bytes of its inputs and output
+  int64_t own = 0;            // foot plus the tensors of its core it reads (kept there by their producers)
   int64_t end = 0;            // compute end
   int64_t arrival = 0;        // latest arrival of its received inputs
   Binding arrival_by = Binding::Noc;
@@ -145,6 +146,7 @@ struct CostModel::Impl {
   // Engine scratch, reused between evaluations.
   mutable std::vector<Wl> wls;
   mutable std::vector<Need> needs;
+  mutable std::vector<int> own_scratch;  // one workload's producers on its own core
   mutable std::vector<Send> sends;
   mutable std::vector<int> syncs;  // per workload (sync_begin..end): producer workloads it waits for
   mutable std::vector<Wt> wts;
@@ -521,6 +523,8 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
     w.need_begin = int(needs.size());
     w.sync_begin = int(syncs.size());
     int64_t foot = w.out_bytes;
+    std::vector<int>& own_reads = own_scratch;
+    own_reads.clear();
     // A later run of a part reads the inputs its first run loaded or
     // received (irgen keeps them in L2 for it) and writes the same output
     // tensor: the earlier runs' outputs stay.
@@ -546,6 +550,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
         if (!intersect(pw.box, reg, &x)) continue;
         if (pw.core == w.core) {
           // Stays in this core's L2 until here.
+          own_reads.push_back(pid);
           pw.keep_until = std::max(pw.keep_until, w.q);
         } else if (!sibling) {
           // Another core, in this segment or an earlier one: sent core to core.
@@ -570,6 +575,15 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
     syncs.erase(std::unique(syncs.begin() + w.sync_begin, syncs.end()), syncs.end());
     w.sync_end = int(syncs.size());
     w.foot = foot;
+    std::sort(own_reads.begin(), own_reads.end());
+    own_reads.erase(std::unique(own_reads.begin(), own_reads.end()), own_reads.end());
+    w.own = foot;
+    bool overwrite = false;  // irgen writes an element-wise add over an input of its box that dies with it
+    for (int pid : own_reads) {
+      w.own += wls[size_t(pid)].out_bytes;
+      overwrite = overwrite || (L.fir->op == fir::Op::ElementWiseAdd && wls[size_t(pid)].box == w.box);
+    }
+    if (overwrite) w.own -= w.out_bytes;
     if (L.to_dram) w.stored = true;
     // Outputs read by layers outside the plan go to DRAM too.
     for (int c : L.consumers)
@@ -607,6 +621,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   for (const Wl& w : wls) {
     auto& u = l2[size_t(w.core)];
     u[size_t(w.q)] += w.foot;
+    if (w.own - a.core.l2_bytes > pc.own_overflow) pc.own_overflow = w.own - a.core.l2_bytes, pc.own_overflow_segment = w.seg;
     // Received inputs are live from the workload before (irgen gives them
     // their own bytes there, so the receives overlap its compute).
     if (w.q > 0)
