@@ -10,7 +10,7 @@
 #include "../frontend/onnx_builder.hpp"
 #include "../testing/testing.hpp"
 #include "asm/asm.hpp"
-#include "func/layout.hpp"
+#include "footprint/layout.hpp"
 #include "func/machine.hpp"
 #include "func_test_util.hpp"
 #include "interp/int8_ops.hpp"
