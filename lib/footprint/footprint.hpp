@@ -1,19 +1,32 @@
-// The memory footprint of every instruction, as the functional model
-// (zebusim --functional, lib/func) plans it.
+// The memory footprint of every instruction: one definition shared by the
+// functional model (zebusim --functional, lib/func), asm --check and
+// zebusim's timing run.
 //
 // Planning follows a program in program order, keeps the configuration
 // registers of each core (an operation uses the latest *_cfg* of its core
 // before it, as the in-order queues guarantee) and computes, without touching
 // data, the memory blocks each instruction reads and writes, with the layouts
 // of layout.hpp. Each block is checked against its memory: an address outside
-// L2/WL0/DRAM, a tile that does not fit its configured tensor, an operation
-// without its configuration or with parameters the model does not implement
-// is an Error (kExitInvalidInput) naming the program line.
+// L2 or WL0 (or DRAM, when its size is known), a tile that does not fit its
+// configured tensor, or an operation without its configuration is an Error
+// (kExitInvalidInput) naming the program line.
+//
+// Planning also follows the weight records (weights.hpp's rule): a pe_conv
+// must read, at its WL0 address, records of the shape its configuration
+// implies ([C / GROUPS, kh, kw]) that a weight load of that core wrote before
+// it, on their record boundaries; an lw_mov from L2 must read records an
+// ldw_mov left there, of its own shape.
+//
+// The functional model runs programs on data, so it also refuses what it does
+// not implement (Options::functional): FP16 convolution operands, fused
+// additions, VP operations other than those of formats/ISA_Format.md 9.5, and
+// single instructions of more than 2^38 operations.
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -77,23 +90,30 @@ struct Step {
   std::array<int32_t, 10> cfg{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};  // indices of the configuration instructions used
   std::vector<Block> reads, writes;
   int64_t macs = 0;  // pe_conv
+  // ldw_mov / lw_mov: the records moved; pe_conv: the records read (c = 0: none).
+  WeightRecord records;
 };
 
 struct Options {
   std::string file = "<program>";  // names the program in errors
-  // The sizes of the two DRAM spaces.
-  int64_t dram_weight_bytes = 0, dram_activation_bytes = 0;
+  // The sizes of the two DRAM spaces; negative: unknown (only negative
+  // addresses are refused there).
+  int64_t dram_weight_bytes = -1, dram_activation_bytes = -1;
+  // Also refuse what the functional model does not implement.
+  bool functional = false;
 };
 
 class Planner {
  public:
   Planner(const arch::Architecture& a, const isa::Program& p, Options o);
+  ~Planner();
 
-  // Plans instruction i into s. Instructions must come in program order,
-  // each once. Throws Error(kExitInvalidInput) "file:line: ...".
+  // Plans instruction i into s (cleared first). Instructions must come in
+  // program order, each once. Throws Error(kExitInvalidInput) "file:line: ...".
   void plan(size_t i, Step& s);
 
  private:
+  class Records;
   [[noreturn]] void fail(size_t i, const std::string& what) const;
   void check_block(size_t i, const Block& b, const char* what) const;
   int64_t memory_size(Space s) const;
@@ -103,9 +123,12 @@ class Planner {
   const isa::Program& prog_;
   Options o_;
   std::map<int32_t, std::array<int32_t, isa::kOpcodeCount>> last_;  // per core: latest *_cfg* of each opcode
+  std::unique_ptr<Records> records_;
 };
 
-// Every instruction's step, in program order.
+// Every instruction's step, in program order (the functional model).
 std::vector<Step> plan_program(const arch::Architecture& a, const isa::Program& p, const Options& o);
+// The same checks without keeping the steps (asm --check, the timing run).
+void check_program(const arch::Architecture& a, const isa::Program& p, const Options& o);
 
 }  // namespace cct::footprint

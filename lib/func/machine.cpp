@@ -134,6 +134,7 @@ void Machine::plan() {
   footprint::Options o;
   o.file = file_;
   o.dram_weight_bytes = int64_t(dram_w_.size()), o.dram_activation_bytes = int64_t(dram_a_.size());
+  o.functional = true;
   steps_ = footprint::plan_program(a_, prog_, o);
 }
 

@@ -12,9 +12,10 @@
 // plan() computes, for every instruction and without touching data, the
 // memory blocks it reads and writes, and checks them against the memories:
 // an address outside L2/WL0/DRAM, a tile that does not fit its configured
-// tensor, an operation without its configuration or with parameters the
-// model does not implement is an Error naming the program line. The planning
-// is lib/footprint's.
+// tensor, weights read in a shape other than the one loaded, an operation
+// without its configuration or with parameters the model does not implement
+// is an Error naming the program line. The planning is lib/footprint's,
+// shared with asm --check and the timing run.
 #pragma once
 
 #include <array>

@@ -469,10 +469,21 @@ TEST_CASE("divergence finder: a shifted address is caught and the layer reading 
   for (const auto& n : shifted->next_layer) names_consumer |= msg.find("divergence in layer '" + n + "'") != std::string::npos;
   CHECK(names_consumer);
 
-  // A shifted weight address: the convolution's own output is wrong.
+  // A shifted weight address reads weight records off their boundaries:
+  // the timing run already refuses it (lib/footprint), naming the line.
   p = b.program;
   i = nth(p, isa::Opcode::pe_conv, 1);
   p.instructions[i].set(isa::Param::SWaddr, p.instructions[i].get(isa::Param::SWaddr) + 1);
+  std::tie(code, msg) = run_error(c, b, p, a);
+  INFO(msg);
+  CHECK(code == kExitInvalidInput);
+  CHECK(msg.find(":" + std::to_string(i + 1) + ": pe_conv: reads WL0") != std::string::npos);
+
+  // A wrong output scale: the convolution's own output is wrong.
+  p = b.program;
+  size_t pm = i;
+  while (p.instructions[pm].op() != isa::Opcode::pe_cfg_pm) --pm;
+  p.instructions[pm].set_float(isa::Param::QK, p.instructions[pm].number(isa::Param::QK) * 2);
   std::tie(code, msg) = run_error(c, b, p, a);
   INFO(msg);
   CHECK(code == kExitCheckFailed);
