@@ -4,7 +4,6 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
-#include <optional>
 #include <utility>
 
 #include "support/error.hpp"
@@ -144,7 +143,8 @@ class Planner::Records {
         const Block& to = s.writes[0];
         if (s.reads[0].space == Space::L2) {
           // The records an ldw_mov left in L2, of this load's shape.
-          if (auto e = missing(map(s.reads[0], kL2), s.reads[0], s.records, "ldw_mov")) p_.fail(i, *e);
+          if (!holds(map(s.reads[0], kL2), s.reads[0], s.records))
+            p_.fail(i, why(map(s.reads[0], kL2), s.reads[0], s.records, "ldw_mov"));
           load(i, map(to, kStreamed), to, s.records);
         } else {
           load(i, map(to, kLoaded), to, s.records);
@@ -154,12 +154,10 @@ class Planner::Records {
       }
       case Opcode::pe_conv: {
         const Block& w = s.reads.back();  // the WL0 read is the last
-        auto loaded = missing(map(w, kLoaded), w, s.records, "lw_mov");
-        auto streamed = loaded ? missing(map(w, kStreamed), w, s.records, "lw_mov") : std::nullopt;
+        if (holds(map(w, kLoaded), w, s.records) || holds(map(w, kStreamed), w, s.records)) break;
         // Neither kind: name the records the program most likely meant, the latest written at the first byte.
-        if (streamed)
-          p_.fail(i, latest(map(w, kStreamed), w.lo()) > latest(map(w, kLoaded), w.lo()) ? *streamed : *loaded);
-        break;
+        Kind k = latest(map(w, kStreamed), w.lo()) > latest(map(w, kLoaded), w.lo()) ? kStreamed : kLoaded;
+        p_.fail(i, why(map(w, k), w, s.records, "lw_mov"));
       }
       default:
         break;
@@ -171,11 +169,12 @@ class Planner::Records {
  private:
   // [start, end) of the records a load wrote starting at `base`.
   struct Run {
-    int64_t end = 0, base = 0;
+    int64_t start = 0, end = 0, base = 0;
     WeightRecord rec;
     size_t line = 0;  // the load's instruction index
   };
-  using Map = std::map<int64_t, Run>;  // by start
+  // Disjoint runs by address: a sorted vector (a memory holds few runs at a time).
+  using Map = std::vector<Run>;
   enum Kind { kL2, kLoaded, kStreamed };  // L2 (ldw_mov), WL0 from DRAM, WL0 streamed from L2
 
   Map& map(const Block& b, Kind k) { return maps_[size_t(b.core)][k]; }
@@ -200,53 +199,50 @@ class Planner::Records {
 
   // The first run ending after `lo`.
   static Map::iterator first_after(Map& m, int64_t lo) {
-    auto it = m.upper_bound(lo);
-    if (it != m.begin() && std::prev(it)->second.end > lo) --it;
-    return it;
+    return std::partition_point(m.begin(), m.end(), [lo](const Run& r) { return r.end <= lo; });
   }
   // The index + 1 of the load that wrote byte `at` last; 0 if none did.
   static size_t latest(Map& m, int64_t at) {
     auto it = first_after(m, at);
-    return it != m.end() && it->first <= at ? it->second.line + 1 : 0;
+    return it != m.end() && it->start <= at ? it->line + 1 : 0;
   }
 
   // Forgets bytes [lo, hi): the runs around keep their records and bases.
-  static void erase(Map& m, int64_t lo, int64_t hi) {
-    for (auto it = first_after(m, lo); it != m.end() && it->first < hi;) {
-      Run r = it->second;
-      int64_t start = it->first;
-      it = m.erase(it);
-      if (start < lo) m.emplace(start, Run{lo, r.base, r.rec, r.line});
-      if (r.end > hi) it = m.emplace(hi, Run{r.end, r.base, r.rec, r.line}).first;
-    }
+  // Returns where a run starting at lo belongs.
+  static Map::iterator erase(Map& m, int64_t lo, int64_t hi) {
+    auto first = first_after(m, lo), last = first;
+    while (last != m.end() && last->start < hi) ++last;
+    if (first == last) return first;
+    Run left = *first, right = *std::prev(last);
+    left.end = lo, right.start = hi;
+    const bool keep_left = left.start < lo, keep_right = right.end > hi;
+    auto it = m.erase(first, last);
+    if (keep_right) it = m.insert(it, right);
+    if (keep_left) it = std::next(m.insert(it, left));
+    return it;
   }
 
   static void load(size_t i, Map& m, const Block& b, const WeightRecord& rec) {
     if (b.empty()) return;
-    erase(m, b.lo(), b.hi());
-    m.emplace(b.lo(), Run{b.hi(), b.lo(), rec, i});
+    m.insert(erase(m, b.lo(), b.hi()), Run{b.lo(), b.hi(), b.lo(), rec, i});
   }
 
-  // Any other write to L2 ends the records it touches.
+  // Any other write to L2 ends the records within its extent. (The bytes a
+  // strided block skips belong to the same tensor, never to weights; erasing
+  // only the bytes written would split runs into a fragment per pixel.)
   void clobber(const Block& b) {
     if (b.empty()) return;
     Map& m = map(b, kL2);
-    if (m.empty()) return;
-    auto it = first_after(m, b.lo());
-    if (it == m.end() || it->first >= b.hi()) return;
-    // The extents meet: erase exactly the bytes written (pixels may skip over runs).
-    std::vector<std::pair<int64_t, int64_t>> runs;
-    b.for_each([&](int64_t addr, int64_t) {
-      if (!runs.empty() && runs.back().second == addr) runs.back().second = addr + b.bytes;
-      else runs.push_back({addr, addr + b.bytes});
-    });
-    for (auto [lo, hi] : runs) erase(m, lo, hi);
+    // Most writes miss every run: decided from the first and last run alone.
+    if (m.empty() || b.hi() <= m.front().start || m.back().end <= b.lo()) return;
+    erase(m, b.lo(), b.hi());
   }
 
-  // Why block b does not hold records of `rec`'s shape written by earlier
-  // loads on their record boundaries; nothing when it does.
-  std::optional<std::string> missing(Map& m, const Block& b, const WeightRecord& rec, const char* loader) const {
-    if (b.empty()) return std::nullopt;
+  // Whether block b holds records of `rec`'s shape written by earlier loads,
+  // on their record boundaries; if not and `why` is given, the reason.
+  bool holds(Map& m, const Block& b, const WeightRecord& rec, const char* loader = nullptr,
+             std::string* why = nullptr) const {
+    if (b.empty()) return true;
     const int64_t lo = b.lo(), hi = b.hi(), size = rec.bytes();
     auto what = [&] {
       return "reads " + std::string(space_name(b.space)) + " of core " + std::to_string(b.core) + " bytes " +
@@ -255,20 +251,34 @@ class Planner::Records {
     };
     int64_t pos = lo;
     for (auto it = first_after(m, lo); pos < hi; ++it) {
-      if (it == m.end() || it->first > pos)
-        return what() + "no " + loader + " before it on the core loaded bytes " +
-               range_text(pos, it == m.end() ? hi : std::min(hi, it->first));
-      const Run& r = it->second;
-      if (!same_shape(r.rec, rec))
-        return what() + "bytes " + range_text(std::max(lo, it->first), std::min(hi, r.end)) + " hold records of " +
-               shape_text(r.rec) + " that " + load_text(r.line) + " loaded";
-      if (((lo - r.base) % size + size) % size != 0)
-        return what() + "its first record starts " + std::to_string(((lo - r.base) % size + size) % size) +
-               " bytes into a record of those " + load_text(r.line) + " loaded from byte " + std::to_string(r.base) +
-               " on";
+      if (it == m.end() || it->start > pos) {
+        if (why)
+          *why = what() + "no " + loader + " before it on the core loaded bytes " +
+                 range_text(pos, it == m.end() ? hi : std::min(hi, it->start));
+        return false;
+      }
+      const Run& r = *it;
+      if (!same_shape(r.rec, rec)) {
+        if (why)
+          *why = what() + "bytes " + range_text(std::max(lo, r.start), std::min(hi, r.end)) + " hold records of " +
+                 shape_text(r.rec) + " that " + load_text(r.line) + " loaded";
+        return false;
+      }
+      if (((lo - r.base) % size + size) % size != 0) {
+        if (why)
+          *why = what() + "its first record starts " + std::to_string(((lo - r.base) % size + size) % size) +
+                 " bytes into a record of those " + load_text(r.line) + " loaded from byte " + std::to_string(r.base) +
+                 " on";
+        return false;
+      }
       pos = r.end;
     }
-    return std::nullopt;
+    return true;
+  }
+  std::string why(Map& m, const Block& b, const WeightRecord& rec, const char* loader) const {
+    std::string text;
+    holds(m, b, rec, loader, &text);
+    return text;
   }
 
   const Planner& p_;
@@ -278,7 +288,11 @@ class Planner::Records {
 // ---- planning ------------------------------------------------------------------
 
 Planner::Planner(const arch::Architecture& a, const isa::Program& p, Options o)
-    : a_(a), prog_(p), o_(std::move(o)), records_(std::make_unique<Records>(*this)) {}
+    : a_(a), prog_(p), o_(std::move(o)), records_(std::make_unique<Records>(*this)) {
+  std::array<int32_t, isa::kOpcodeCount> none;
+  none.fill(-1);
+  last_.assign(size_t(std::max(a.core_count(), 0)), none);
+}
 
 Planner::~Planner() = default;
 
@@ -318,13 +332,7 @@ void Planner::plan(size_t i, Step& s) {
   s.records = WeightRecord{};
   int32_t core = prog_.instructions[i].mapping.core;
   if (!a_.valid_core(core)) fail(i, "core " + std::to_string(core) + " is not a core of " + a_.name);
-  auto it = last_.find(core);
-  if (it == last_.end()) {
-    std::array<int32_t, isa::kOpcodeCount> none;
-    none.fill(-1);
-    it = last_.emplace(core, none).first;
-  }
-  plan_one(i, s, it->second);
+  plan_one(i, s, last_[size_t(core)]);
   records_->follow(i, s);
 }
 

@@ -25,7 +25,6 @@
 
 #include <array>
 #include <cstdint>
-#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -122,7 +121,7 @@ class Planner {
   const arch::Architecture& a_;
   const isa::Program& prog_;
   Options o_;
-  std::map<int32_t, std::array<int32_t, isa::kOpcodeCount>> last_;  // per core: latest *_cfg* of each opcode
+  std::vector<std::array<int32_t, isa::kOpcodeCount>> last_;  // per core: latest *_cfg* of each opcode
   std::unique_ptr<Records> records_;
 };
 

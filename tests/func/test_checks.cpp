@@ -12,6 +12,7 @@
 
 #include "../testing/testing.hpp"
 #include "asm/asm.hpp"
+#include "footprint/footprint.hpp"
 #include "footprint/layout.hpp"
 #include "func/functional.hpp"
 #include "func_test_util.hpp"
@@ -429,4 +430,65 @@ TEST_CASE("the tools: asm --check and zebusim exit 3 naming the line, irgen --ch
   CHECK_MESSAGE(r.err.find("bad.sir.json: /-1/out/") != std::string::npos, r.err);
   CHECK_MESSAGE(r.err.find("/size: weight transfer ") != std::string::npos, r.err);
   CHECK(testing::run_tool("irgen", "--check " + b.sir_path + " --arch zebu-1core --fir " + c.fir_path).exit_code == 0);
+}
+
+// The bookkeeping of record runs, on a program made of the grouped model's
+// instructions: a load over the middle of another's records ends only the
+// bytes it writes, and what remains keeps its own record boundaries.
+TEST_CASE("weight record runs: a load over part of another leaves the rest readable on its record boundaries") {
+  const auto& a = arch_named("zebu-1core");
+  const Compiled& c = func_test::grouped_model(1);
+  Built b = func_test::build(c, func_test::single_core(c.graph, "zebu-1core"), a, testing::temp_dir("checks_runs"));
+  const isa::Program& good = b.program;
+  const GroupedConv g = first_grouped(good);
+  auto before = [&](size_t i, isa::Opcode op) {
+    while (good.instructions[i].op() != op) --i;
+    return good.instructions[i];
+  };
+  const int64_t row = a.core.wl0_row_bytes;
+  const int64_t record = footprint::weight_record(a, 1, 3, 3, 1).bytes();
+  REQUIRE(good.instructions[g.load].list(isa::Param::Wsize)[0] >= 32);
+  REQUIRE((8 * record) % row == 0);  // records 8 and 16 start on rows
+
+  isa::Program p;
+  // Run A: 32 records of [1, 3, 3] from row 0.
+  isa::Instruction cfg_a = before(g.load, isa::Opcode::lw_cfg), load_a = good.instructions[g.load];
+  load_a.set(isa::Param::DTaddr, 0);
+  load_a.set_list(isa::Param::Wsize, {32, 1, 3, 3});
+  load_a.prev = load_a.next = {};
+  // Run B over A's records 6 and 7: 4 records of [8, 1, 1] (40 bytes each) at row 10.
+  isa::Instruction cfg_b = cfg_a, load_b = load_a;
+  cfg_b.set_list(isa::Param::SWsize, {8, 1, 1});
+  cfg_b.set_list(isa::Param::DWsize, {8, 1, 1});
+  load_b.set(isa::Param::DTaddr, 10);
+  load_b.set_list(isa::Param::Wsize, {4, 8, 1, 1});
+  const int64_t b_lo = 10 * row, b_hi = b_lo + 4 * footprint::weight_record(a, 8, 1, 1, 1).bytes();
+  REQUIRE((b_lo > 5 * record && b_hi < 8 * record));
+  // A depthwise tile of 16 channels.
+  isa::Instruction tp = before(g.conv, isa::Opcode::pe_cfg_tp), gp = good.instructions[g.gp];
+  auto tile = tp.list(isa::Param::Tile);
+  tp.set_list(isa::Param::Tile, {tile[0], 16, 16, tile[3], tile[4]});
+  gp.set(isa::Param::GROUPS, 16);
+  isa::Instruction conv = good.instructions[g.conv];
+  conv.prev = conv.next = {};
+  for (const auto& in : {cfg_a, load_a, cfg_b, load_b, before(g.conv, isa::Opcode::pe_cfg_fm),
+                         before(g.conv, isa::Opcode::pe_cfg_pm), tp, gp})
+    p.instructions.push_back(in);
+  auto reading_from = [&](int64_t rec) {
+    isa::Program q = p;
+    conv.set(isa::Param::SWaddr, rec * record / row);
+    q.instructions.push_back(conv);
+    return verdict([&] { footprint::check_program(a, q, {"p.asm"}); });
+  };
+  // Records 16..31 and 8..23 lie after B: A's own boundaries still hold there.
+  CHECK_MESSAGE(reading_from(16).code == 0, reading_from(16).message);
+  CHECK_MESSAGE(reading_from(8).code == 0, reading_from(8).message);
+  // Records 0..15 run into B.
+  Verdict v = reading_from(0);
+  CHECK(v.code == kExitInvalidInput);
+  CHECK_MESSAGE(v.message.find("p.asm:9: pe_conv: reads WL0 of core 0 bytes [0, " + std::to_string(16 * record) +
+                               ") as 16 weight records of [1, 3, 3] (" + std::to_string(record) + " bytes each), but bytes [" +
+                               std::to_string(b_lo) + ", " + std::to_string(b_hi) +
+                               ") hold records of [8, 1, 1] (40 bytes each) that line 4 (lw_mov) loaded") != std::string::npos,
+                v.message);
 }
