@@ -11,7 +11,7 @@
 // configured tensor, or an operation without its configuration is an Error
 // (kExitInvalidInput) naming the program line.
 //
-// Planning also follows the weight records (weights.hpp's rule): a pe_conv
+// Planning also follows the weight records (formats/ISA_Format.md 9.7): a pe_conv
 // must read, at its WL0 address, records of the shape its configuration
 // implies ([C / GROUPS, kh, kw]) that a weight load of that core wrote before
 // it, on their record boundaries; an lw_mov from L2 must read records an
