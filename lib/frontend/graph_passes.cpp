@@ -103,8 +103,11 @@ int remove_noops(Graph& g) {
              g.value(in).shape == g.value(out).shape;
     }
     // A graph output keeps its producer so the output name stays meaningful
-    // unless the input is computed (then the output is simply rewired).
-    if (noop && in >= 0 && out >= 0 && !(is_graph_output(g, out) && g.is_constant(in))) {
+    // unless the input is computed (then the output is simply rewired): a
+    // graph input or a constant passed straight out would be computed by no
+    // layer.
+    const bool passes_through = in >= 0 && (g.is_constant(in) || g.value(in).producer < 0);
+    if (noop && in >= 0 && out >= 0 && !(is_graph_output(g, out) && passes_through)) {
       replace_uses(g, out, in);
       ++removed;
       continue;
