@@ -340,11 +340,21 @@ class CoreAssembler {
 
 // ------------------------------------------------------------------ lookups
 
+// Whether tensor b holds transfer tid at the transfer's own coordinates: a
+// data movement layer's output holds its pieces elsewhere (their `place`),
+// so it is no tensor to read or copy the transfer from.
+bool holds_here(const BufferTensor& b, int64_t tid) {
+  if (!b.transfer_id || std::find(b.transfer_id->begin(), b.transfer_id->end(), tid) == b.transfer_id->end())
+    return false;
+  if (b.source)
+    for (const auto& s : *b.source)
+      if (s.transfer_id == tid && s.place) return false;
+  return true;
+}
+
 const BufferTensor& CoreAssembler::find_buffer(size_t k, int64_t tid, const std::string& what) const {
   for (const auto& b : W()[k].buffer)
-    if (b.transfer_id && !early_buffer(b) &&
-        std::find(b.transfer_id->begin(), b.transfer_id->end(), tid) != b.transfer_id->end())
-      return b;
+    if (!early_buffer(b) && holds_here(b, tid)) return b;
   fail(sh_.o, wptr(k) + "/buffer", what + ": transfer " + std::to_string(tid) + " is in no buffer of the workload");
 }
 
@@ -380,7 +390,7 @@ const BufferTensor& CoreAssembler::input_buffer(size_t k, size_t i) const {
   for (const auto& b : w.buffer) {
     if (!b.transfer_id || early_buffer(b)) continue;
     bool all = true;
-    for (int64_t t : ids) all = all && std::find(b.transfer_id->begin(), b.transfer_id->end(), t) != b.transfer_id->end();
+    for (int64_t t : ids) all = all && holds_here(b, t);
     if (!all) continue;
     if (dims_of(b.lower, b.upper) == dims_of(w.ifmap[i].lower, w.ifmap[i].upper)) return b;
     if (!holder) holder = &b;
@@ -1463,9 +1473,7 @@ void CoreAssembler::si(size_t k, const BufferTensor& b, size_t source, isa::Mapp
 // is copied from there (pieces only this tensor holds were written into it).
 const BufferTensor* CoreAssembler::copy_source(size_t k, const BufferTensor& b, int64_t tid) const {
   for (const auto& x : W()[k].buffer)
-    if (&x != &b && !early_buffer(x) && x.transfer_id &&
-        std::find(x.transfer_id->begin(), x.transfer_id->end(), tid) != x.transfer_id->end())
-      return &x;
+    if (&x != &b && !early_buffer(x) && holds_here(x, tid)) return &x;
   return nullptr;
 }
 
@@ -1851,9 +1859,7 @@ void CoreAssembler::stores(size_t k) {
   const BufferTensor* copy = nullptr;
   if (!local.empty())
     for (const auto& b : w.buffer)
-      if (&b != &src && b.transfer_id && !early_buffer(b) &&
-          std::find(b.transfer_id->begin(), b.transfer_id->end(), o.transfer_id) != b.transfer_id->end())
-        copy = &b;
+      if (&b != &src && !early_buffer(b) && holds_here(b, o.transfer_id)) copy = &b;
   if (sh_.dialect == Dialect::Wl1) {
     sta(k, src, store_tid);
     if (copy) dt(k, src, *copy, local);

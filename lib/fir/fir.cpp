@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "fir/fir.hpp"
+
+#include "interp/int8_ops.hpp"  // header only: the interpreter's requantization arithmetic
 #include "fir/fir_ops.hpp"
 #include "support/error.hpp"
 
@@ -556,9 +558,12 @@ bool move_requantizes(const Layer& l, size_t input) {
   if (!l.quant_info || input >= l.quant_info->inputs.size() || !l.quant_info->output_scale ||
       !l.quant_info->output_zero_point)
     return true;
-  // The interpreter's rule: the same scale and zero point (output_scale is the reciprocal).
+  // The interpreter's rule (fir_exec: the output quantization is the
+  // reciprocal of output_scale and minus output_zero_point).
   const auto& q = l.quant_info->inputs[input];
-  return !(q.scale == 1.0 / *l.quant_info->output_scale && q.zero_point == -*l.quant_info->output_zero_point);
+  if (*l.quant_info->output_scale == 0.0) return true;
+  return !int8::requantize_is_identity(q.scale, q.zero_point, 1.0 / *l.quant_info->output_scale,
+                                       -*l.quant_info->output_zero_point);
 }
 
 }  // namespace cct::fir

@@ -657,7 +657,8 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
           return d == axis ? (*l.indices)[static_cast<size_t>(i)] : i;
         };
         const bool same = t.is_int8() && int_out && !p.in_q.empty() && p.in_q[0] && p.out_q &&
-                          p.in_q[0]->scale == p.out_q->scale && p.in_q[0]->zero_point == p.out_q->zero_point;
+                          int8::requantize_is_identity(p.in_q[0]->scale, p.in_q[0]->zero_point, p.out_q->scale,
+                                                       p.out_q->zero_point);
         float s = 1.0f, z = 0.0f, mk = 1.0f, sb = 0.0f;
         if (t.is_int8() && !same) {
           if (p.in_q.empty() || !p.in_q[0]) bad(l, "quant_info lacks the quantization of its int8 input");
@@ -697,8 +698,9 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
         for (size_t i = 0; i < in.size(); ++i) {
           const QTensor& t = *in[i];
           int64_t len = t.shape[axis] * inner;
-          bool same = t.is_int8() && int_out && p.in_q[i] && p.out_q && p.in_q[i]->scale == p.out_q->scale &&
-                      p.in_q[i]->zero_point == p.out_q->zero_point;
+          bool same = t.is_int8() && int_out && p.in_q[i] && p.out_q &&
+                      int8::requantize_is_identity(p.in_q[i]->scale, p.in_q[i]->zero_point, p.out_q->scale,
+                                                   p.out_q->zero_point);
           float s = 1.0f, z = 0.0f;
           if (t.is_int8()) {
             if (!p.in_q[i]) bad(l, "quant_info lacks the quantization of int8 input " + std::to_string(i + 1));

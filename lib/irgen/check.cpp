@@ -390,7 +390,10 @@ void Checker::memory(const sir::Core& c, size_t k) {
   // The inputs of a two-input vector operation of one shape are read in one
   // box (vp_cfg_fm STile): the tensors asm reads them from (of the ifmap's
   // extent when several tensors hold its transfers) have one shape.
-  if (w.layer_type == sir::LayerType::Vp && w.ifmap.size() > 1) {
+  // Data movement layers (concat) read each input in a box of its own.
+  const fir::Layer* fl = g_ ? g_->find(w.layer_name) : nullptr;
+  const bool moves = fl && fir::is_move_op(fl->op);
+  if (w.layer_type == sir::LayerType::Vp && w.ifmap.size() > 1 && !moves) {
     auto extent = [](const Coord& lo, const Coord& hi) {
       return Coord{hi[1] - lo[1] + 1, hi[2] - lo[2] + 1, hi[3] - lo[3] + 1, 0};
     };
@@ -449,9 +452,13 @@ void Checker::memory(const sir::Core& c, size_t k) {
     if (!b.source || b.source->size() < 2) continue;
     for (size_t j = 0; j < b.source->size(); ++j) {
       const auto& src = (*b.source)[j];
-      if (!inside({src.lower, src.upper}, {b.lower, b.upper}))
+      // A data movement layer's piece lands at `place`, not at its own coordinates.
+      Region at{src.lower, src.upper};
+      if (src.place)
+        for (int a = 0; a < 4; ++a) at.lo[a] = (*src.place)[a], at.hi[a] = (*src.place)[a] + src.upper[a] - src.lower[a];
+      if (!inside(at, {b.lower, b.upper}))
         add_problem(p + "/buffer/" + std::to_string(i) + "/source/" + std::to_string(j),
-                    "piece " + str({src.lower, src.upper}) + " of transfer " + std::to_string(src.transfer_id) +
+                    "piece " + str(at) + " of transfer " + std::to_string(src.transfer_id) +
                         " lies outside its tensor " + str({b.lower, b.upper}));
     }
   }

@@ -452,7 +452,9 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
     r.lo = {0, 0, 0, 0};
     r.hi = {-1, -1, -1, -1};
     bool any = false;
-    for (const auto& m : *fir::move_pieces(l, out.lo, out.hi)) {
+    // (A named copy: a range-for over *optional-temporary would dangle.)
+    const std::vector<fir::MovePiece> pieces = fir::move_pieces(l, out.lo, out.hi).value();
+    for (const auto& m : pieces) {
       if (m.input != in.fir_index) continue;
       for (int a = 0; a < 4; ++a) {
         r.lo[a] = any ? std::min(r.lo[a], m.in_lo[a]) : m.in_lo[a];
