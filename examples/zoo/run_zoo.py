@@ -48,7 +48,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
-TORCHVISION = ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "regnet_x_400mf", "resnext50_32x4d", "resnet50"]
+TORCHVISION = ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "regnet_x_400mf", "resnext50_32x4d", "resnet50",
+               "squeezenet1_1", "googlenet", "densenet121", "shufflenet_v2_x1_0"]
 TFLITE = ["mobilenet_v2_quantized_1x3x224x224", "person_detect", "hello_world_int8"]
 ONNX_TESTS = ["test_Conv2d", "test_Conv2d_strided", "test_Conv2d_padding", "test_Conv2d_depthwise",
               "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided", "test_Conv2d_depthwise_with_multiplier",
@@ -257,17 +258,26 @@ class Runner:
         return os.path.join(self.bin, name)
 
 
-def export_model(r, net):
+# torch's export writes the batch into these models (ShuffleNetV2's channel
+# shuffle reshapes to a constant [1, 2, C/2, H, W]): exported at each batch
+# instead of resized by onnx2fir --batch.
+EXPORT_AT_BATCH = {"shufflenet_v2_x1_0"}
+
+
+def export_model(r, net, batch=1):
     """The ONNX file of a torchvision model in OUT/models, exported once."""
     models = os.path.join(r.out, "models")
     os.makedirs(models, exist_ok=True)
-    path = os.path.join(models, net.name + ".onnx")
-    with r.lock("export:" + net.name):
+    at_batch = net.name in EXPORT_AT_BATCH and batch != 1
+    stem = net.name + (f"_b{batch}" if at_batch else "")
+    path = os.path.join(models, stem + ".onnx")
+    with r.lock("export:" + stem):
         if os.path.exists(path):
             return path, None
         tmp = path + ".tmp"
         script = os.path.join(REPO, "examples", "models", "export_torchvision.py")
-        ok, _, first = r.run("export", [r.args.python, script, net.name, tmp], models, net.name + ".export.log")
+        extra = ["--batch", str(batch)] if at_batch else []
+        ok, _, first = r.run("export", [r.args.python, script, net.name, tmp] + extra, models, stem + ".export.log")
         if not ok:
             return None, first
         os.replace(tmp, path)
@@ -277,7 +287,7 @@ def export_model(r, net):
 def compile_fir(r, net, batch, case_dir):
     """onnx2fir at a batch: (fir dict, fir path, data dir) or raises StageError."""
     if net.kind == "torchvision":
-        model, err = export_model(r, net)
+        model, err = export_model(r, net, batch)
         if err:
             raise StageError("export", err)
     else:

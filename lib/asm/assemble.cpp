@@ -104,6 +104,14 @@ std::string shape_text(const TensorView& t) {
          "] (channels padded to " + std::to_string(t.cpad) + ")";
 }
 
+// The upper corner of a piece at its place in the tensor holding it.
+Coord placed_upper(const sir::Source& s) {
+  if (!s.place) return s.upper;
+  Coord hi;
+  for (int i = 0; i < 4; ++i) hi[i] = (*s.place)[i] + s.upper[i] - s.lower[i];
+  return hi;
+}
+
 isa::DataFmt fmt_of_dtype(const std::string& dtype) {
   return dtype == "float16" ? isa::DataFmt::FP16 : isa::DataFmt::INT8;
 }
@@ -264,6 +272,7 @@ class CoreAssembler {
   // ---- emitters
   void pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swaddr);
   void vp_tile(size_t k, size_t ti, const sir::Tile& t);
+  void move_tile(size_t k, size_t ti, const sir::Tile& t);
   void lw_cfg(const isa::Mapping& m, const std::array<int32_t, 4>& shape);
   void lw_dram(size_t k, const sir::WeightBufferEntry& e, isa::Mapping m);
   void lw_tile(size_t k, size_t ti, const sir::Tile& t, int64_t slot, const BufferTensor& l2);
@@ -331,11 +340,21 @@ class CoreAssembler {
 
 // ------------------------------------------------------------------ lookups
 
+// Whether tensor b holds transfer tid at the transfer's own coordinates: a
+// data movement layer's output holds its pieces elsewhere (their `place`),
+// so it is no tensor to read or copy the transfer from.
+bool holds_here(const BufferTensor& b, int64_t tid) {
+  if (!b.transfer_id || std::find(b.transfer_id->begin(), b.transfer_id->end(), tid) == b.transfer_id->end())
+    return false;
+  if (b.source)
+    for (const auto& s : *b.source)
+      if (s.transfer_id == tid && s.place) return false;
+  return true;
+}
+
 const BufferTensor& CoreAssembler::find_buffer(size_t k, int64_t tid, const std::string& what) const {
   for (const auto& b : W()[k].buffer)
-    if (b.transfer_id && !early_buffer(b) &&
-        std::find(b.transfer_id->begin(), b.transfer_id->end(), tid) != b.transfer_id->end())
-      return b;
+    if (!early_buffer(b) && holds_here(b, tid)) return b;
   fail(sh_.o, wptr(k) + "/buffer", what + ": transfer " + std::to_string(tid) + " is in no buffer of the workload");
 }
 
@@ -371,7 +390,7 @@ const BufferTensor& CoreAssembler::input_buffer(size_t k, size_t i) const {
   for (const auto& b : w.buffer) {
     if (!b.transfer_id || early_buffer(b)) continue;
     bool all = true;
-    for (int64_t t : ids) all = all && std::find(b.transfer_id->begin(), b.transfer_id->end(), t) != b.transfer_id->end();
+    for (int64_t t : ids) all = all && holds_here(b, t);
     if (!all) continue;
     if (dims_of(b.lower, b.upper) == dims_of(w.ifmap[i].lower, w.ifmap[i].upper)) return b;
     if (!holder) holder = &b;
@@ -900,6 +919,161 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   }
 }
 
+// A tile of a data movement layer (concat, slice, gather): one piece of the
+// output, from input `input` of the layer (fir::move_pieces, in the order
+// irgen writes the tiles). A piece delivered straight into the output
+// tensor (its source entry there has a `place`) needs nothing more; any
+// other is read from the input's tensor on this core and copied (dt_cal),
+// or requantized by the vector processor where the quantizations differ.
+void CoreAssembler::move_tile(size_t k, size_t ti, const sir::Tile& t) {
+  const Workload& w = W()[k];
+  const fir::Layer& L = layer(k);
+  const std::string p = wptr(k) + "/tile_info/tile_num_" + std::to_string(ti);
+  std::string why;
+  auto pieces = fir::move_pieces(L, w.lower, w.upper, &why);
+  if (!pieces) fail(sh_.o, wptr(k) + "/layer_name", "layer \"" + L.name + "\" cannot be cut into moves: " + why);
+  if (ti >= pieces->size() || (*pieces)[ti].in_lo != t.ifmap_lower || (*pieces)[ti].in_hi != t.ifmap_upper ||
+      (*pieces)[ti].out_lo != t.ofmap_lower || (*pieces)[ti].out_hi() != t.ofmap_upper)
+    fail(sh_.o, p, "the tile is not piece " + std::to_string(ti) + " of layer \"" + L.name + "\"'s output box");
+  const fir::MovePiece& m = (*pieces)[ti];
+  const BufferTensor& ob = ofmap_buffer(k);
+  if (ob.source)
+    for (const auto& s : *ob.source) {
+      if (!s.place) continue;
+      const Coord hi = placed_upper(s);
+      bool inside = true;
+      for (int i = 0; i < 4; ++i) inside = inside && (*s.place)[i] >= t.ofmap_lower[i] && hi[i] <= t.ofmap_upper[i];
+      if (inside) return;  // delivered straight into the output
+    }
+  // The ifmaps are the inputs that give pieces to this box, in input order.
+  size_t fi = 0;
+  for (size_t i = 0; i < m.input; ++i)
+    for (const auto& q : *pieces)
+      if (q.input == i) {
+        ++fi;
+        break;
+      }
+  if (fi >= w.ifmap.size()) fail(sh_.o, wptr(k) + "/ifmap", "no ifmap for input " + std::to_string(m.input) + " of the tile");
+  TensorView src = TensorView::of(input_buffer(k, fi)).place(m.in_lo);
+  TensorView dst = TensorView::of(ob).place(m.out_lo);
+  const Coord out_hi = m.out_hi();
+  if (!src.holds(m.in_lo, m.in_hi) || !dst.holds(m.out_lo, out_hi))
+    fail(sh_.o, p, "the piece does not lie inside the tensors it moves between");
+  auto d = dims_of(m.in_lo, m.in_hi);
+  const auto mp = mapping(k, static_cast<int32_t>(ti));
+  const std::string& in_dtype = m.input < L.input_dtype.size() ? L.input_dtype[m.input] : L.input_dtype.at(0);
+  if (!fir::move_requantizes(L, m.input)) {
+    Instruction c(Opcode::dt_cfg);
+    c.mapping = mp;
+    c.set_enum(Param::DF, fmt_of_dtype(in_dtype));
+    c.set_list(Param::STile, src.dims());
+    c.set_list(Param::DTile, dst.dims());
+    emit_cfg(c);
+    Instruction in(Opcode::dt_cal);
+    in.mapping = mp;
+    in.set(Param::Order, 0);
+    in.set(Param::STaddr, src.addr(m.in_lo[0], m.in_lo[1], m.in_lo[2], m.in_lo[3]));
+    in.set(Param::DTaddr, dst.addr(m.out_lo[0], m.out_lo[1], m.out_lo[2], m.out_lo[3]));
+    in.set_list(Param::Tile, {i32(d[0], sh_.o, p, "dim"), i32(d[1], sh_.o, p, "dim"), i32(d[2], sh_.o, p, "dim"),
+                              i32(d[3], sh_.o, p, "dim")});
+    Meta meta;
+    meta.kind = Kind::Transform;
+    meta.reads = {src.span(m.in_lo, m.in_hi)};
+    meta.writes = {dst.span(m.out_lo, out_hi)};
+    emit(std::move(in), std::move(meta));
+    return;
+  }
+  // Requantization: real = q * scale + zero_point * scale, then the output's
+  // quantization (the interpreter's arithmetic, int8_ops.hpp).
+  const bool int8_in = in_dtype == "int8", int8_out = L.output_dtype.at(0) == "int8";
+  const auto& qi = L.quant_info;
+  if (int8_in && (!qi || m.input >= qi->inputs.size()))
+    fail(sh_.o, wptr(k) + "/layer_name", "layer \"" + L.name + "\" lacks the quantization of input " + std::to_string(m.input + 1));
+  if (int8_out && (!qi || !qi->output_scale || !qi->output_zero_point))
+    fail(sh_.o, wptr(k) + "/layer_name", "layer \"" + L.name + "\" has an INT8 output but no output quantisation");
+  Instruction gcs(Opcode::vp_cfg_gcs);
+  gcs.mapping = mp;
+  gcs.set_enum(Param::CMPS, isa::CMPS::DEFAULT);
+  emit_cfg(gcs);
+  Instruction gms(Opcode::vp_cfg_gms);
+  gms.mapping = mp;
+  gms.set(Param::MG0V, 0);
+  emit_cfg(gms);
+  Instruction sms(Opcode::vp_cfg_sms);
+  sms.mapping = mp;
+  emit_cfg(sms);
+  Instruction qp(Opcode::vp_cfg_qp);
+  qp.mapping = mp;
+  qp.set_enum(Param::QCS, int8_out ? isa::Float2Fixed::ROUND : isa::Float2Fixed::CEIL);
+  if (int8_out) {
+    qp.set_float(Param::QB, *qi->output_zero_point);
+    qp.set_float(Param::QK, *qi->output_scale);
+  } else {
+    qp.set(Param::QB, 0);
+    qp.set(Param::QK, 1);
+  }
+  emit_cfg(qp);
+  Instruction iq(Opcode::vp_cfg_iq);
+  iq.mapping = mp;
+  if (int8_in) {
+    const auto& q = qi->inputs[m.input];
+    iq.set_float(Param::IQB0, q.zero_point * q.scale);
+    iq.set_float(Param::IQK0, q.scale);
+  } else {
+    iq.set(Param::IQB0, 0);
+    iq.set(Param::IQK0, 1);
+  }
+  emit_cfg(iq);
+  Instruction iq1(Opcode::vp_cfg_iq1);
+  iq1.mapping = mp;
+  iq1.set_float(Param::IQB1, 0.0);
+  iq1.set_float(Param::IQK1, 0.0);
+  emit_cfg(iq1);
+  Instruction fm(Opcode::vp_cfg_fm);
+  fm.mapping = mp;
+  fm.set_enum(Param::IF, isa::DataSign::SIGNED);
+  fm.set_enum(Param::OF, isa::DataSign::SIGNED);
+  fm.set_enum(Param::IDF, fmt_of_dtype(in_dtype));
+  fm.set_enum(Param::ODF, fmt_of_dtype(L.output_dtype[0]));
+  fm.set(Param::VF32, 0);
+  fm.set_list(Param::STile, src.dims());
+  fm.set_list(Param::DTile, dst.dims());
+  emit_cfg(fm);
+  Instruction tp(Opcode::vp_cfg_tp);
+  tp.mapping = mp;
+  tp.set_list(Param::STRIDE, {1, 1});
+  tp.set_list(Param::KERNEL, {1, 1});
+  tp.set_list(Param::Tile, {i32(d[1], sh_.o, p, "tile"), i32(d[2], sh_.o, p, "tile"), i32(d[3], sh_.o, p, "tile")});
+  tp.set(Param::T1F, 0);
+  tp.set(Param::T0F, 7);
+  tp.set(Param::PADV_AREA, 0);
+  emit_cfg(tp);
+  // One instruction per sample, as every VP operation.
+  for (int64_t n = 0; n < d[0]; ++n) {
+    const int64_t sa = src.addr(m.in_lo[0] + n, m.in_lo[1], m.in_lo[2], m.in_lo[3]);
+    const int64_t da = dst.addr(m.out_lo[0] + n, m.out_lo[1], m.out_lo[2], m.out_lo[3]);
+    Coord slo = m.in_lo, shi = m.in_hi, dlo = m.out_lo, dhi = out_hi;
+    slo[0] = shi[0] = m.in_lo[0] + n;
+    dlo[0] = dhi[0] = m.out_lo[0] + n;
+    Instruction in(Opcode::vp_self);
+    in.mapping = mp;
+    in.set(Param::IQEN, 1);
+    in.set(Param::QEN, 3);
+    in.set(Param::SHMD, 0);
+    in.set(Param::GPMD, 4);
+    in.set(Param::TM, 0);
+    in.set(Param::LUT, static_cast<int64_t>(isa::Lut::Requantize));
+    in.set(Param::STaddr, sa);
+    in.set(Param::STaddr1, sa);
+    in.set(Param::DTaddr, da);
+    Meta meta;
+    meta.kind = Kind::Compute;
+    meta.reads = {src.span(slo, shi)};
+    meta.writes = {dst.span(dlo, dhi)};
+    emit(std::move(in), std::move(meta));
+  }
+}
+
 // ------------------------------------------------------------------ data movement
 
 void CoreAssembler::lw_cfg(const isa::Mapping& m, const std::array<int32_t, 4>& shape) {
@@ -1001,7 +1175,8 @@ int64_t CoreAssembler::act_destination(const BufferTensor& b, size_t source) con
   if (!b.source || b.source->size() <= 1) return b.address;
   const sir::Source& s = (*b.source)[source];
   TensorView v = TensorView::of(b);
-  return v.holds(s.lower, s.upper) ? v.addr(s.lower[0], s.lower[1], s.lower[2], s.lower[3]) : b.address;
+  const Coord lo = s.place.value_or(s.lower), hi = placed_upper(s);
+  return v.holds(lo, hi) ? v.addr(lo[0], lo[1], lo[2], lo[3]) : b.address;
 }
 
 void CoreAssembler::lda(size_t k, const BufferTensor& b, size_t source, isa::Mapping m) {
@@ -1022,13 +1197,18 @@ void CoreAssembler::lda(size_t k, const BufferTensor& b, size_t source, isa::Map
   int64_t dst = b.address;
   std::array<int32_t, 3> dtile{i32(rd[1], sh_.o, p, "dim"), i32(rd[2], sh_.o, p, "dim"), i32(rd[3], sh_.o, p, "dim")};
   Range written{Space::L2, b.address, b.address + b.size};
-  if (b.source->size() > 1) {
+  if (b.source->size() > 1 || (*b.source)[source].place) {
+    // At its place in the tensor (a data movement layer's piece lands elsewhere than its own coordinates).
+    const sir::Source& s = (*b.source)[source];
+    Coord lo = ot->lower, hi = ot->upper;
+    if (s.place)
+      for (int i = 0; i < 4; ++i) lo[i] = (*s.place)[i] + ot->lower[i] - s.lower[i], hi[i] = lo[i] + rd[i] - 1;
     TensorView v = TensorView::of(b);
-    if (!v.holds(ot->lower, ot->upper))
+    if (!v.holds(lo, hi))
       fail(sh_.o, p, "piece " + std::to_string(tid) + " of a tensor assembled from pieces lies outside it");
-    dst = v.addr(ot->lower[0], ot->lower[1], ot->lower[2], ot->lower[3]);
+    dst = v.addr(lo[0], lo[1], lo[2], lo[3]);
     dtile = v.dims();
-    written = v.span(ot->lower, ot->upper);
+    written = v.span(lo, hi);
   }
   // The first load of data other cores stored waits until they say it is there.
   if (loaded_.insert(tid).second)
@@ -1266,8 +1446,9 @@ void CoreAssembler::so(size_t k, const BufferTensor& src, const Coord& lower, co
 void CoreAssembler::si(size_t k, const BufferTensor& b, size_t source, isa::Mapping m) {
   const std::string p = wptr(k) + "/buffer";
   const sir::Source& s = (*b.source)[source];
-  TensorView v = TensorView::of(b).place(s.lower);
-  if (!v.holds(s.lower, s.upper) && v.org == v.lo)
+  const Coord lo = s.place.value_or(s.lower), hi = placed_upper(s);
+  TensorView v = TensorView::of(b).place(lo);
+  if (!v.holds(lo, hi) && v.org == v.lo)
     fail(sh_.o, p, "piece " + std::to_string(s.transfer_id) + " lies outside its tensor");
   auto dd = dims_of(s.lower, s.upper);
   Instruction c(Opcode::si_cfg);
@@ -1279,12 +1460,12 @@ void CoreAssembler::si(size_t k, const BufferTensor& b, size_t source, isa::Mapp
   in.mapping = m;
   in.set(Param::SCORE, s.core_id);
   in.set(Param::TAG, s.transfer_id);
-  in.set(Param::DTaddr, v.addr(s.lower[0], s.lower[1], s.lower[2], s.lower[3]));
+  in.set(Param::DTaddr, v.addr(lo[0], lo[1], lo[2], lo[3]));
   in.set_list(Param::Tile, {i32(dd[0], sh_.o, p, "dim"), i32(dd[1], sh_.o, p, "dim"), i32(dd[2], sh_.o, p, "dim"),
                             i32(dd[3], sh_.o, p, "dim")});
   Meta meta;
   meta.kind = Kind::Receive;
-  meta.writes = {v.span(s.lower, s.upper)};
+  meta.writes = {v.span(lo, hi)};
   emit(std::move(in), std::move(meta));
 }
 
@@ -1292,9 +1473,7 @@ void CoreAssembler::si(size_t k, const BufferTensor& b, size_t source, isa::Mapp
 // is copied from there (pieces only this tensor holds were written into it).
 const BufferTensor* CoreAssembler::copy_source(size_t k, const BufferTensor& b, int64_t tid) const {
   for (const auto& x : W()[k].buffer)
-    if (&x != &b && !early_buffer(x) && x.transfer_id &&
-        std::find(x.transfer_id->begin(), x.transfer_id->end(), tid) != x.transfer_id->end())
-      return &x;
+    if (&x != &b && !early_buffer(x) && holds_here(x, tid)) return &x;
   return nullptr;
 }
 
@@ -1305,8 +1484,9 @@ void CoreAssembler::copy(size_t k, const BufferTensor& b, size_t source) {
   const sir::Source& s = (*b.source)[source];
   const BufferTensor* from = copy_source(k, b, s.transfer_id);
   if (!from) fail(sh_.o, p, "piece " + std::to_string(s.transfer_id) + " is in no other tensor to copy it from");
-  TensorView sv = TensorView::of(*from).place(s.lower), dv = TensorView::of(b).place(s.lower);
-  if (!sv.holds(s.lower, s.upper) || !dv.holds(s.lower, s.upper))
+  const Coord dlo = s.place.value_or(s.lower), dhi = placed_upper(s);
+  TensorView sv = TensorView::of(*from).place(s.lower), dv = TensorView::of(b).place(dlo);
+  if (!sv.holds(s.lower, s.upper) || !dv.holds(dlo, dhi))
     fail(sh_.o, p, "piece " + std::to_string(s.transfer_id) + " does not lie inside the tensors it is copied between");
   auto dd = dims_of(s.lower, s.upper);
   auto m = mapping(k, -1);
@@ -1322,13 +1502,13 @@ void CoreAssembler::copy(size_t k, const BufferTensor& b, size_t source) {
   in.mapping = m;
   in.set(Param::Order, 0);
   in.set(Param::STaddr, sv.addr(s.lower[0], s.lower[1], s.lower[2], s.lower[3]));
-  in.set(Param::DTaddr, dv.addr(s.lower[0], s.lower[1], s.lower[2], s.lower[3]));
+  in.set(Param::DTaddr, dv.addr(dlo[0], dlo[1], dlo[2], dlo[3]));
   in.set_list(Param::Tile, {i32(dd[0], sh_.o, p, "dim"), i32(dd[1], sh_.o, p, "dim"), i32(dd[2], sh_.o, p, "dim"),
                             i32(dd[3], sh_.o, p, "dim")});
   Meta meta;
   meta.kind = Kind::Transform;
   meta.reads = {sv.span(s.lower, s.upper)};
-  meta.writes = {dv.span(s.lower, s.upper)};
+  meta.writes = {dv.span(dlo, dhi)};
   emit(std::move(in), std::move(meta));
 }
 
@@ -1539,6 +1719,7 @@ void CoreAssembler::workload(size_t k) {
     const bool store_first = sh_.dialect == Dialect::Wl1 && tiles.size() == 1;
     for (size_t i = 0; i < tiles.size(); ++i) {
       if (w.layer_type == sir::LayerType::Pe) pe_tile(k, tiles[i].first, *tiles[i].second, wl0_address(k, *tiles[i].second));
+      else if (fir::is_move_op(layer(k).op)) move_tile(k, tiles[i].first, *tiles[i].second);
       else vp_tile(k, tiles[i].first, *tiles[i].second);
       if (i == 0 && !store_first)
         for (const auto& l : pre) emit_load(k, l);
@@ -1678,9 +1859,7 @@ void CoreAssembler::stores(size_t k) {
   const BufferTensor* copy = nullptr;
   if (!local.empty())
     for (const auto& b : w.buffer)
-      if (&b != &src && b.transfer_id && !early_buffer(b) &&
-          std::find(b.transfer_id->begin(), b.transfer_id->end(), o.transfer_id) != b.transfer_id->end())
-        copy = &b;
+      if (&b != &src && !early_buffer(b) && holds_here(b, o.transfer_id)) copy = &b;
   if (sh_.dialect == Dialect::Wl1) {
     sta(k, src, store_tid);
     if (copy) dt(k, src, *copy, local);

@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "fir/fir.hpp"
+
+#include "interp/int8_ops.hpp"  // header only: the interpreter's requantization arithmetic
 #include "fir/fir_ops.hpp"
 #include "support/error.hpp"
 
@@ -39,6 +41,8 @@ constexpr OpInfo kOps[] = {
     {Op::PRelu, "prelu", KeyOrder::Vp, 2, 2, false},
     {Op::Softmax, "softmax", KeyOrder::Pe, 1, 1, false},
     {Op::LayerNorm, "layer_norm", KeyOrder::Pe, 1, 3, false},
+    {Op::Slice, "slice", KeyOrder::Vp, 1, 1, false},
+    {Op::Gather, "gather", KeyOrder::Vp, 1, 1, false},
     {Op::Unknown, "unknown", KeyOrder::Pe, 0, -1, false},
 };
 }  // namespace
@@ -461,6 +465,105 @@ int64_t macs(const Layer& l) {
     }
     default: return 0;
   }
+}
+
+// ---- data movement -------------------------------------------------------------
+
+bool is_move_op(Op op) { return op == Op::Concat || op == Op::Slice || op == Op::Gather; }
+
+std::optional<std::vector<MovePiece>> move_pieces(const Layer& l, const std::array<int64_t, 4>& lo,
+                                                  const std::array<int64_t, 4>& hi, std::string* why) {
+  auto fail = [&](const std::string& w) -> std::optional<std::vector<MovePiece>> {
+    if (why) *why = w;
+    return std::nullopt;
+  };
+  if (!is_move_op(l.op)) return fail("not a data movement layer");
+  if (l.output_shape.empty() || l.input_shape.empty()) return fail("no input or output shape");
+  const size_t rank = l.output_shape[0].size();
+  if (rank > 4) return fail("rank " + std::to_string(rank) + " above 4");
+  auto dims4 = [](const Shape& s) {
+    std::array<int64_t, 4> d{1, 1, 1, 1};
+    for (size_t i = 0; i < s.size() && i < 4; ++i) d[i] = s[i];
+    return d;
+  };
+  std::vector<MovePiece> out;
+  if (l.op == Op::Concat) {
+    int64_t axis = l.axis.value_or(1);
+    if (axis < 0) axis += static_cast<int64_t>(rank);
+    if (axis < 0 || axis >= static_cast<int64_t>(rank)) return fail("axis out of range");
+    const size_t a = static_cast<size_t>(axis);
+    int64_t off = 0;
+    for (size_t i = 0; i < l.input_shape.size(); ++i) {
+      if (l.input_shape[i].size() != rank) return fail("inputs of different ranks");
+      const int64_t n = l.input_shape[i][a];
+      MovePiece p;
+      p.input = i;
+      p.in_lo = lo, p.in_hi = hi, p.out_lo = lo;
+      p.out_lo[a] = std::max(lo[a], off);
+      const int64_t last = std::min(hi[a], off + n - 1);
+      if (p.out_lo[a] <= last) {
+        p.in_lo[a] = p.out_lo[a] - off;
+        p.in_hi[a] = last - off;
+        out.push_back(p);
+      }
+      off += n;
+    }
+    return out;
+  }
+  // Slice and gather: per axis, the runs of consecutive output indices whose
+  // sources are consecutive too; the pieces are their products.
+  const auto in = dims4(l.input_shape[0]);
+  struct Run {
+    int64_t out, src, len;
+  };
+  std::array<std::vector<Run>, 4> runs;
+  int64_t axis = l.axis.value_or(1);
+  if (axis < 0) axis += static_cast<int64_t>(rank);
+  for (size_t d = 0; d < 4; ++d) {
+    auto src = [&](int64_t i) -> int64_t {
+      if (d >= rank) return i;
+      if (l.op == Op::Slice) return (*l.starts)[d] + i * (*l.steps)[d];
+      return static_cast<int64_t>(d) == axis ? (*l.indices)[static_cast<size_t>(i)] : i;
+    };
+    if (l.op == Op::Slice && d < rank &&
+        (!l.starts || !l.steps || l.starts->size() != rank || l.steps->size() != rank))
+      return fail("slice without starts and steps for every axis");
+    if (l.op == Op::Gather && (!l.indices || axis < 0 || axis >= static_cast<int64_t>(rank)))
+      return fail("gather without indices or with its axis out of range");
+    for (int64_t i = lo[d]; i <= hi[d]; ++i) {
+      const int64_t s = src(i);
+      if (s < 0 || s >= in[d]) return fail("an index outside the input");
+      if (!runs[d].empty() && runs[d].back().src + runs[d].back().len == s) ++runs[d].back().len;
+      else runs[d].push_back({i, s, 1});
+    }
+  }
+  for (const Run& n : runs[0])
+    for (const Run& c : runs[1])
+      for (const Run& h : runs[2])
+        for (const Run& w : runs[3]) {
+          MovePiece p;
+          p.out_lo = {n.out, c.out, h.out, w.out};
+          p.in_lo = {n.src, c.src, h.src, w.src};
+          p.in_hi = {n.src + n.len - 1, c.src + c.len - 1, h.src + h.len - 1, w.src + w.len - 1};
+          out.push_back(p);
+        }
+  return out;
+}
+
+bool move_requantizes(const Layer& l, size_t input) {
+  const std::string& in = input < l.input_dtype.size() ? l.input_dtype[input] : std::string("int8");
+  const std::string& o = l.output_dtype.empty() ? std::string("int8") : l.output_dtype[0];
+  if (in != o) return true;
+  if (in != "int8") return false;
+  if (!l.quant_info || input >= l.quant_info->inputs.size() || !l.quant_info->output_scale ||
+      !l.quant_info->output_zero_point)
+    return true;
+  // The interpreter's rule (fir_exec: the output quantization is the
+  // reciprocal of output_scale and minus output_zero_point).
+  const auto& q = l.quant_info->inputs[input];
+  if (*l.quant_info->output_scale == 0.0) return true;
+  return !int8::requantize_is_identity(q.scale, q.zero_point, 1.0 / *l.quant_info->output_scale,
+                                       -*l.quant_info->output_zero_point);
 }
 
 }  // namespace cct::fir

@@ -53,6 +53,8 @@ enum class Op : uint8_t {
   PRelu,      // leaky ReLU whose slope is a constant second input, per channel
   Softmax,
   LayerNorm,
+  Slice,      // a strided box of the input (starts, ends, steps): data movement (extension)
+  Gather,     // fixed indices along one axis (axis, indices), e.g. a channel shuffle: data movement (extension)
   Unknown,  // an operation name this library does not know (kept as written)
 };
 
@@ -187,6 +189,8 @@ struct Layer {
   bool ceil_mode_numeric = false;                              // written as 0/1 (some reference files do)
   std::optional<int64_t> axis;                                 // concat, softmax, layer_norm (extension)
   std::optional<std::vector<int64_t>> perm;                    // transpose (extension)
+  std::optional<std::vector<int64_t>> starts, ends, steps;     // slice, one per axis (extension)
+  std::optional<std::vector<int64_t>> indices;                 // gather (extension)
   std::vector<std::vector<int64_t>> tensor_lut;                // tensor0_lut, tensor1_lut, ...
   std::optional<int64_t> tensor_mode;
   std::optional<std::vector<Module>> module_list;
@@ -305,6 +309,32 @@ void write_fir(const std::string& path, const Graph& g, bool validate = true);
 std::vector<std::string> check(const Graph& g, const std::string& file);
 // Throws Error(kExitInvalidInput) with the first problem, if any.
 void validate(const Graph& g, const std::string& file);
+
+// Data movement layers (extension): concat, slice and gather move elements
+// and change no value when the quantizations of input and output agree
+// (quant_info); otherwise each element is requantized on its way.
+bool is_move_op(Op op);
+// One block of a data movement layer's output and where it comes from: the
+// output elements out_lo + d, for d within in_lo..in_hi's extent, are input
+// `input`'s elements in_lo + d. Coordinates are NCHW (shapes of lower rank
+// padded with trailing 1s).
+struct MovePiece {
+  size_t input = 0;  // among the layer's inputs (previous_layer)
+  std::array<int64_t, 4> in_lo{}, in_hi{}, out_lo{};
+  std::array<int64_t, 4> out_hi() const {
+    return {out_lo[0] + in_hi[0] - in_lo[0], out_lo[1] + in_hi[1] - in_lo[1], out_lo[2] + in_hi[2] - in_lo[2],
+            out_lo[3] + in_hi[3] - in_lo[3]};
+  }
+};
+// The pieces that make up the output box [lo, hi] (inclusive), in output
+// order: contiguous runs along every axis (a slice step other than 1 or a
+// gather index out of sequence starts a new piece). nullopt, with *why, when
+// the layer is no movement this library can cut (rank above 4, missing keys).
+std::optional<std::vector<MovePiece>> move_pieces(const Layer& l, const std::array<int64_t, 4>& lo,
+                                                  const std::array<int64_t, 4>& hi, std::string* why = nullptr);
+// Whether input i of a data movement layer needs requantizing (its
+// quantization or element type differs from the output's).
+bool move_requantizes(const Layer& l, size_t input);
 
 // Expected output shape of a layer from its inputs and attributes; nullopt
 // when the operation does not determine it (reshape, unknown ops) or inputs

@@ -154,6 +154,31 @@ std::optional<Shape> infer_output_shape(const Layer& l) {
       }
       return out;
     }
+    case Op::Slice: {
+      // ONNX's normalized slice: starts in range, ends exclusive (-1: before
+      // the first element, for negative steps), steps not 0.
+      if (!l.starts || !l.ends || !l.steps || l.starts->size() != x.size() || l.ends->size() != x.size() ||
+          l.steps->size() != x.size())
+        return std::nullopt;
+      Shape out(x.size());
+      for (size_t d = 0; d < x.size(); ++d) {
+        int64_t b = (*l.starts)[d], e = (*l.ends)[d], s = (*l.steps)[d];
+        if (s == 0 || b < 0 || b >= x[d] || e < -1 || e > x[d]) return std::nullopt;
+        int64_t n = s > 0 ? (e - b + s - 1) / s : (b - e + (-s) - 1) / (-s);
+        if (n < 1) return std::nullopt;
+        out[d] = n;
+      }
+      return out;
+    }
+    case Op::Gather: {
+      auto axis = normalized_axis(l.axis.value_or(1), x.size());
+      if (!axis || !l.indices || l.indices->empty()) return std::nullopt;
+      for (int64_t i : *l.indices)
+        if (i < 0 || i >= x[static_cast<size_t>(*axis)]) return std::nullopt;
+      Shape out = x;
+      out[static_cast<size_t>(*axis)] = static_cast<int64_t>(l.indices->size());
+      return out;
+    }
     case Op::Transpose: {
       if (!l.perm || l.perm->size() != x.size()) return std::nullopt;
       Shape out(x.size());
@@ -306,6 +331,15 @@ class Checker {
         need(l.stride.has_value(), "stride");
         break;
       case Op::Transpose: need(l.perm.has_value(), "perm"); break;
+      case Op::Slice:
+        need(l.starts.has_value(), "starts");
+        need(l.ends.has_value(), "ends");
+        need(l.steps.has_value(), "steps");
+        break;
+      case Op::Gather:
+        need(l.axis.has_value(), "axis");
+        need(l.indices.has_value(), "indices");
+        break;
       default: break;
     }
     if (info.needs_module_list_on_npu && l.device == Device::Npu) need(l.module_list.has_value(), "module_list");

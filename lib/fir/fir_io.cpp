@@ -40,7 +40,7 @@ std::optional<int> lut_index(std::string_view key) {
       key.substr(key.size() - post.size()) != post)
     return std::nullopt;
   std::string_view digits = key.substr(pre.size(), key.size() - pre.size() - post.size());
-  if (digits.empty() || digits.size() > 3) return std::nullopt;
+  if (digits.empty() || digits.size() > 6) return std::nullopt;
   int n = 0;
   for (char ch : digits) {
     if (ch < '0' || ch > '9') return std::nullopt;
@@ -53,7 +53,7 @@ std::optional<int> lut_index(std::string_view key) {
 std::optional<int> numbered(std::string_view key, std::string_view prefix) {
   if (key.size() <= prefix.size() || key.substr(0, prefix.size()) != prefix) return std::nullopt;
   std::string_view digits = key.substr(prefix.size());
-  if (digits.size() > 3 || digits[0] == '0') return std::nullopt;
+  if (digits.size() > 6 || digits[0] == '0') return std::nullopt;
   int n = 0;
   for (char ch : digits) {
     if (ch < '0' || ch > '9') return std::nullopt;
@@ -195,6 +195,14 @@ Layer read_layer(const RapidCursor& c, std::string_view key) {
       l.axis = v.as_int();
     } else if (k == "perm") {
       l.perm = v.as_int_vector();
+    } else if (k == "starts") {
+      l.starts = v.as_int_vector();
+    } else if (k == "ends") {
+      l.ends = v.as_int_vector();
+    } else if (k == "steps") {
+      l.steps = v.as_int_vector();
+    } else if (k == "indices") {
+      l.indices = v.as_int_vector();
     } else if (auto n = lut_index(k)) {
       luts.emplace_back(*n, v.as_int_vector());
     } else if (k == "tensor_mode") {
@@ -357,6 +365,10 @@ void put_slot(Json::Object& o, const Layer& l, Slot s) {
       break;
     case Slot::Perm:
       if (l.perm) put("perm", Json(*l.perm));
+      if (l.starts) put("starts", Json(*l.starts));
+      if (l.ends) put("ends", Json(*l.ends));
+      if (l.steps) put("steps", Json(*l.steps));
+      if (l.indices) put("indices", Json(*l.indices));
       break;
     case Slot::Luts:
       for (size_t i = 0; i < l.tensor_lut.size(); ++i)
@@ -493,6 +505,10 @@ void visit_slot(const Layer& l, Slot s, F& f) {
       break;
     case Slot::Perm:
       if (l.perm) f("perm", *l.perm);
+      if (l.starts) f("starts", *l.starts);
+      if (l.ends) f("ends", *l.ends);
+      if (l.steps) f("steps", *l.steps);
+      if (l.indices) f("indices", *l.indices);
       break;
     case Slot::Luts: {
       std::string key;

@@ -31,6 +31,11 @@ int simplify_layout(interp::Graph& g);
 // count_include_pad, the AveragePool) reading it. Returns the number folded.
 int fold_pads(interp::Graph& g);
 
+// A ReduceMean over exactly the spatial axes (2, 3) of a 4-D tensor into a
+// GlobalAveragePool (and a Reshape when keepdims is 0). Returns the number
+// rewritten.
+int spatial_means_to_pooling(interp::Graph& g);
+
 // Runs the float interpreter once on zero inputs when some computed tensor
 // still lacks a static shape, and records every shape. Returns true if it ran.
 bool complete_shapes(interp::Graph& g);

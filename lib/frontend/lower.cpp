@@ -179,6 +179,9 @@ class Lowerer {
       return activation(k);
     if (op == "MaxPool" || op == "AveragePool" || op == "GlobalAveragePool" || op == "GlobalMaxPool") return pool(n);
     if (op == "Concat") return concat(n);
+    if (op == "Slice") return slice(n);
+    if (op == "Split") return split(n);
+    if ((op == "Reshape" || op == "Flatten") && channel_gather(n)) return;
     if (op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze") return reshape(n);
     if (op == "Transpose") return transpose(n);
     if (op == "Softmax") return softmax(n);
@@ -710,6 +713,163 @@ class Lowerer {
     emit(std::move(p), n.outputs[0]);
   }
 
+  // ONNX Slice with constant starts/ends/axes/steps (inputs since opset 10,
+  // attributes before): a FIR slice with ONNX's normalized bounds on every axis.
+  void slice(const Node& n) {
+    int x = n.input(0), out = n.outputs[0];
+    const Shape& xs = shape(x);
+    const int64_t r = static_cast<int64_t>(xs.size());
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (g_.opset < 10) {
+      starts = n.get_ints("starts");
+      ends = n.get_ints("ends");
+      axes = n.get_ints("axes");
+    } else {
+      auto ints = [&](int i, std::vector<int64_t>& v) {
+        if (n.input(i) < 0) return true;
+        if (!is_const(n.input(i))) return false;
+        v = g_.constant(n.input(i)).to_ints();
+        return true;
+      };
+      if (!ints(1, starts) || !ints(2, ends) || !ints(3, axes) || !ints(4, steps))
+        return fail(n, "starts, ends, axes and steps must be constants");
+    }
+    if (axes.empty())
+      for (int64_t d = 0; d < static_cast<int64_t>(starts.size()); ++d) axes.push_back(d);
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (starts.size() != ends.size() || starts.size() != axes.size() || starts.size() != steps.size())
+      return fail(n, "starts, ends, axes and steps differ in length");
+    Proto p;
+    p.l.op = fir::Op::Slice;
+    p.l.name = base_name(n) + "_1";
+    p.l.ori_name = n.name;
+    std::vector<int64_t> b(static_cast<size_t>(r), 0), e(xs.begin(), xs.end()), st(static_cast<size_t>(r), 1);
+    for (size_t k = 0; k < axes.size(); ++k) {
+      int64_t a = axes[k] < 0 ? axes[k] + r : axes[k];
+      if (a < 0 || a >= r) return fail(n, "axis " + std::to_string(axes[k]) + " out of range");
+      const size_t d = static_cast<size_t>(a);
+      const int64_t dim = xs[d], s = steps[k];
+      if (s == 0) return fail(n, "a step of 0");
+      // ONNX's clamping: negative bounds count from the end; starts within
+      // [0, dim] ([0, dim - 1] for negative steps), ends within [0, dim]
+      // ([-1, dim - 1]).
+      int64_t lo = starts[k] < 0 ? starts[k] + dim : starts[k], hi = ends[k] < 0 ? ends[k] + dim : ends[k];
+      if (s > 0) {
+        lo = std::clamp<int64_t>(lo, 0, dim);
+        hi = std::clamp<int64_t>(hi, 0, dim);
+      } else {
+        lo = std::clamp<int64_t>(lo, 0, dim - 1);
+        hi = std::clamp<int64_t>(hi, -1, dim - 1);
+      }
+      b[d] = lo, e[d] = hi, st[d] = s;
+    }
+    for (int64_t d : shape(out))
+      if (d < 1) return fail(n, "the slice is empty (output " + interp::shape_str(shape(out)) + ")");
+    p.l.starts = b;
+    p.l.ends = e;
+    p.l.steps = st;
+    p.in_values = {x};
+    emit(std::move(p), out);
+  }
+
+  // ONNX Split: one FIR slice per output.
+  void split(const Node& n) {
+    int x = n.input(0);
+    const Shape& xs = shape(x);
+    const int64_t r = static_cast<int64_t>(xs.size());
+    int64_t axis = n.get_int("axis", 0);
+    if (axis < 0) axis += r;
+    if (axis < 0 || axis >= r) return fail(n, "axis out of range");
+    int64_t off = 0;
+    for (size_t k = 0; k < n.outputs.size(); ++k) {
+      int out = n.outputs[k];
+      if (out < 0) continue;
+      const int64_t len = shape(out)[static_cast<size_t>(axis)];
+      if (len < 1) return fail(n, "output " + std::to_string(k) + " is empty");
+      Proto p;
+      p.l.op = fir::Op::Slice;
+      p.l.name = base_name(n) + "_" + std::to_string(k + 1);
+      p.l.ori_name = n.name;
+      std::vector<int64_t> b(static_cast<size_t>(r), 0), e(xs.begin(), xs.end()), st(static_cast<size_t>(r), 1);
+      b[static_cast<size_t>(axis)] = off;
+      e[static_cast<size_t>(axis)] = off + len;
+      p.l.starts = b;
+      p.l.ends = e;
+      p.l.steps = st;
+      p.in_values = {x};
+      emit(std::move(p), out);
+      off += len;
+    }
+  }
+
+  // A chain of Reshape/Flatten and Transpose nodes (each the only reader of
+  // the one before) from a 4-D tensor back to its own shape that only
+  // reorders channels, as a channel shuffle does (reshape to [N, g, C/g, H,
+  // W], swap the two channel axes, reshape back): a FIR gather of the
+  // channels. The composite order is found by running the chain on a tensor
+  // of element numbers.
+  bool channel_gather(const Node& first) {
+    int x = first.input(0);
+    const Shape& xs = shape(x);
+    if (xs.size() != 4 || interp::shape_numel(xs) > (int64_t{1} << 24)) return false;
+    std::vector<int> chain;
+    int v = x, k = -1;
+    for (const Node* n = &first;;) {
+      if (n->op != "Reshape" && n->op != "Flatten" && n->op != "Transpose") return false;
+      if (n->input(0) != v || n->outputs.empty()) return false;
+      chain.push_back(k);
+      v = n->outputs[0];
+      if (shape(v) == xs && chain.size() > 1) break;
+      if (chain.size() >= 6) return false;
+      k = single_reader(v);
+      if (k < 0) return false;
+      n = &node(k);
+    }
+    // Every node but the first by index; the first is `first`.
+    Tensor t = Tensor::floats(xs);
+    for (size_t e = 0; e < t.f.size(); ++e) t.f[e] = static_cast<float>(e);
+    Tensor cur = t;
+    for (size_t i = 0; i < chain.size(); ++i) {
+      const Node& n = i == 0 ? first : node(chain[i]);
+      interp::KernelInputs args{&cur};
+      for (size_t j = 1; j < n.inputs.size(); ++j) args.push_back(n.inputs[j] >= 0 ? &g_.constant(n.inputs[j]) : nullptr);
+      for (size_t j = 1; j < n.inputs.size(); ++j)
+        if (n.inputs[j] >= 0 && !is_const(n.inputs[j])) return false;
+      std::vector<Tensor> r;
+      try {
+        interp::run_kernel(n, g_.opset, args, r);
+      } catch (const std::exception&) {
+        return false;
+      }
+      if (r.empty()) return false;
+      cur = std::move(r[0]);
+    }
+    if (cur.shape != xs) return false;
+    // Output (n, c, h, w) must be input (n, idx[c], h, w).
+    const int64_t N = xs[0], C = xs[1], HW = xs[2] * xs[3];
+    std::vector<int64_t> idx(static_cast<size_t>(C));
+    for (int64_t c = 0; c < C; ++c) {
+      int64_t src = static_cast<int64_t>(cur.f[static_cast<size_t>(c * HW)]);
+      idx[static_cast<size_t>(c)] = src / HW % C;
+    }
+    for (int64_t b = 0; b < N; ++b)
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t e = 0; e < HW; ++e) {
+          int64_t want = (b * C + idx[static_cast<size_t>(c)]) * HW + e;
+          if (static_cast<int64_t>(cur.f[static_cast<size_t>((b * C + c) * HW + e)]) != want) return false;
+        }
+    for (size_t i = 1; i < chain.size(); ++i) consumed_[static_cast<size_t>(chain[i])] = 1;
+    Proto p;
+    p.l.op = fir::Op::Gather;
+    p.l.name = base_name(first) + "_1";
+    p.l.ori_name = chain.size() > 1 ? node(chain.back()).name : first.name;
+    p.l.axis = 1;
+    p.l.indices = idx;
+    p.in_values = {x};
+    emit(std::move(p), v);
+    return true;
+  }
+
   void reshape(const Node& n) {
     int x = n.input(0), out = n.outputs[0];
     // A flatten read only by dense layers is absorbed into them.
@@ -988,7 +1148,8 @@ class Lowerer {
       // output dtype
       if (is_transparent) l.out_dtype = first_dtype.empty() ? "float16" : first_dtype;
       else if (cpu_float) l.out_dtype = "float16";
-      else l.out_dtype = wants_float(static_cast<int>(p)) ? "float16" : "int8";
+      // Data movement layers keep int8 (a dequantize follows for float readers).
+      else l.out_dtype = !fir::is_move_op(l.op) && wants_float(static_cast<int>(p)) ? "float16" : "int8";
       // batch axis
       int64_t b = l.inputs.empty() ? 0 : batch_of(l.inputs[0]);
       if (l.op == fir::Op::MatMul && pr.selection && l.inputs.size() > 1) b = batch_of(l.inputs[1]);
@@ -1085,7 +1246,8 @@ class Lowerer {
     for (size_t k = 0; k < n; ++k) {
       const LLayer& l = m_.layers[k];
       if (l.out_dtype != "int8") continue;
-      bool keep = l.op == fir::Op::MaxPool2d || l.op == fir::Op::Reshape || l.op == fir::Op::Transpose;
+      bool keep = l.op == fir::Op::MaxPool2d || l.op == fir::Op::Reshape || l.op == fir::Op::Transpose ||
+                  l.op == fir::Op::Slice || l.op == fir::Op::Gather;
       if (keep && !l.inputs.empty() && l.inputs[0].kind == Operand::Kind::Layer &&
           m_.layers[static_cast<size_t>(l.inputs[0].index)].out_dtype == "int8")
         unite(static_cast<int>(k), l.inputs[0].index);
@@ -1192,6 +1354,10 @@ fir::Graph structure_of(const LoweredModel& m) {
     f.ceil_mode = l.ceil_mode;
     f.axis = l.axis;
     f.perm = l.perm;
+    f.starts = l.starts;
+    f.ends = l.ends;
+    f.steps = l.steps;
+    f.indices = l.indices;
     if (!l.ori_name.empty()) f.ori_name = l.ori_name;
     if (l.op == fir::Op::Reshape) f.nhwc_consistant = l.nhwc_consistent;
     out.push_back(std::move(f));

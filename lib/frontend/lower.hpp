@@ -51,6 +51,7 @@ struct LLayer {
   std::optional<std::array<int64_t, 4>> padding;  // top, bottom, left, right
   std::optional<int64_t> groups, axis;
   std::optional<std::vector<int64_t>> perm;
+  std::optional<std::vector<int64_t>> starts, ends, steps, indices;  // slice, gather
   std::optional<bool> ceil_mode;
   bool has_activation_key = false;           // conv2d/dense always write activation_type
   std::optional<std::string> activation;     // relu, relu6, clip, leaky_relu

@@ -230,6 +230,8 @@ QuantizedModel quantize(const LoweredModel& m, const std::vector<RangeStats>& st
         f.module_list = std::vector<fir::Module>{pre_cal(n_in), fir::make_module(with_shapes(mg, ins, outs)), post_cal(outs)};
         break;
       }
+      case Op::Slice:
+      case Op::Gather:
       case Op::Concat: {
         activation_files();
         output_file();

@@ -354,6 +354,8 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
           }
           break;
         }
+        case Op::Slice:
+        case Op::Gather:
         case Op::Concat: {
           p.axis = l.axis.value_or(1);
           for (size_t i = 0; i < p.srcs.size(); ++i) {
@@ -638,6 +640,54 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
         }
         break;
       }
+      case Op::Slice:
+      case Op::Gather: {
+        // Output element (i_0, .., i_r-1) is input element (starts + i * steps)
+        // per axis (slice) or indices[i_axis] along the axis (gather); the
+        // value is copied when the quantizations agree, else requantized as
+        // concat does.
+        const QTensor& t = *in.at(0);
+        const int64_t r = static_cast<int64_t>(out.shape.size());
+        if (static_cast<int64_t>(t.shape.size()) != r) bad(l, "the input and output ranks differ");
+        const int64_t axis = p.axis < 0 ? p.axis + r : p.axis;
+        std::vector<int64_t> in_stride(static_cast<size_t>(r), 1);
+        for (int64_t d = r - 2; d >= 0; --d) in_stride[static_cast<size_t>(d)] = in_stride[static_cast<size_t>(d + 1)] * t.shape[static_cast<size_t>(d + 1)];
+        auto src_of = [&](int64_t d, int64_t i) -> int64_t {
+          if (l.op == Op::Slice) return (*l.starts)[static_cast<size_t>(d)] + i * (*l.steps)[static_cast<size_t>(d)];
+          return d == axis ? (*l.indices)[static_cast<size_t>(i)] : i;
+        };
+        const bool same = t.is_int8() && int_out && !p.in_q.empty() && p.in_q[0] && p.out_q &&
+                          int8::requantize_is_identity(p.in_q[0]->scale, p.in_q[0]->zero_point, p.out_q->scale,
+                                                       p.out_q->zero_point);
+        float s = 1.0f, z = 0.0f, mk = 1.0f, sb = 0.0f;
+        if (t.is_int8() && !same) {
+          if (p.in_q.empty() || !p.in_q[0]) bad(l, "quant_info lacks the quantization of its int8 input");
+          s = int8::param(p.in_q[0]->scale);
+          z = int8::param(p.in_q[0]->zero_point * p.in_q[0]->scale);
+        }
+        if (int_out && !same) {
+          if (!p.out_q) bad(l, "quant_info lacks output_scale");
+          mk = int8::param(1.0 / p.out_q->scale);
+          sb = int8::param(-p.out_q->zero_point);
+        }
+        std::vector<int64_t> idx(static_cast<size_t>(r), 0);
+        for (int64_t e = 0; e < n_out; ++e) {
+          int64_t src = 0;
+          for (int64_t d = 0; d < r; ++d) src += src_of(d, idx[static_cast<size_t>(d)]) * in_stride[static_cast<size_t>(d)];
+          if (same) {
+            out.q[e] = t.q[src];
+          } else {
+            float v = t.is_int8() ? int8::pre_cal(t.q[src], s, z) : t.f[src];
+            if (int_out) out.q[e] = int8::post_cal(v, mk, sb, int8::Carry::Round);
+            else out.f[e] = as_dtype(out.dtype, v);
+          }
+          for (int64_t d = r - 1; d >= 0; --d) {
+            if (++idx[static_cast<size_t>(d)] < out.shape[static_cast<size_t>(d)]) break;
+            idx[static_cast<size_t>(d)] = 0;
+          }
+        }
+        break;
+      }
       case Op::Concat: {
         int64_t r = static_cast<int64_t>(out.shape.size());
         int64_t axis = p.axis < 0 ? p.axis + r : p.axis;
@@ -648,8 +698,9 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
         for (size_t i = 0; i < in.size(); ++i) {
           const QTensor& t = *in[i];
           int64_t len = t.shape[axis] * inner;
-          bool same = t.is_int8() && int_out && p.in_q[i] && p.out_q && p.in_q[i]->scale == p.out_q->scale &&
-                      p.in_q[i]->zero_point == p.out_q->zero_point;
+          bool same = t.is_int8() && int_out && p.in_q[i] && p.out_q &&
+                      int8::requantize_is_identity(p.in_q[i]->scale, p.in_q[i]->zero_point, p.out_q->scale,
+                                                   p.out_q->zero_point);
           float s = 1.0f, z = 0.0f;
           if (t.is_int8()) {
             if (!p.in_q[i]) bad(l, "quant_info lacks the quantization of int8 input " + std::to_string(i + 1));

@@ -107,6 +107,22 @@ inline float post_cal_float(float x, float mul_k, float sum_b, bool half = true)
   return half ? to_float16(y) : y;
 }
 
+// Whether requantizing every int8 value from the input quantization
+// (real = scale * (q + zero_point)) to the output's (TensorQuant: scale and
+// zero point, as fir_exec's output_quant gives them) with pre_cal and
+// post_cal (rounding) gives the value back: then a data movement layer
+// (concat, slice, gather) only copies. Decided on all 256 values, so the
+// copy is bit-identical to the requantization by construction (scales that
+// differ in the last bit, as a reciprocal written to a file may, still copy).
+inline bool requantize_is_identity(double in_scale, double in_zero_point, double out_scale, double out_zero_point) {
+  if (out_scale == 0.0) return false;
+  const float s = param(in_scale), z = param(in_zero_point * in_scale);
+  const float mk = param(1.0 / out_scale), sb = param(-out_zero_point);
+  for (int32_t q = -128; q <= 127; ++q)
+    if (post_cal(pre_cal(q, s, z), mk, sb, Carry::Round) != q) return false;
+  return true;
+}
+
 // PE epilogue of conv2d / dense / matmul: the exact int32 accumulator to
 // fp32, times the channel's scale (input_scale * weight_scale[c], or
 // input_scale1 * input_scale2 for matmul), plus the fp32 bias.

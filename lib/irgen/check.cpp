@@ -194,6 +194,23 @@ void Checker::workload(const sir::Core& c, size_t k) {
     if (!inside(box, all))
       add_problem(p + "/workload", "workload " + str(box) + " lies outside the output of \"" + w.layer_name + "\" " + str(all));
   }
+  // A data movement workload's tile t is piece t of its box (fir::move_pieces)
+  // and reads one input: the ifmap of that input among those giving pieces.
+  const fir::Layer* fl = g_ ? g_->find(w.layer_name) : nullptr;
+  const bool moves = fl && fir::is_move_op(fl->op);
+  std::vector<size_t> tile_ifmap, tile_input;
+  if (moves)
+    if (auto pieces = fir::move_pieces(*fl, w.lower, w.upper)) {
+      std::vector<size_t> rank(fl->previous_layer.size() + 1, 0);
+      std::vector<char> gives(fl->previous_layer.size() + 1, 0);
+      for (const auto& m : *pieces)
+        if (m.input < gives.size()) gives[m.input] = 1;
+      for (size_t j = 1; j < gives.size(); ++j) rank[j] = rank[j - 1] + size_t(gives[j - 1]);
+      for (const auto& m : *pieces) {
+        tile_ifmap.push_back(m.input < rank.size() ? rank[m.input] : 0);
+        tile_input.push_back(m.input);
+      }
+    }
   // Inputs: each transfer produced once, delivered to this core, and the
   // pieces cover what the tiles read.
   for (size_t i = 0; i < w.ifmap.size(); ++i) {
@@ -226,11 +243,14 @@ void Checker::workload(const sir::Core& c, size_t k) {
     for (size_t t = 0; t < w.tile_info.size(); ++t) {
       const auto& tile = w.tile_info[t];
       Region need;
-      if (i == 0) need = {tile.ifmap_lower, tile.ifmap_upper};
+      if (moves) {
+        if (t >= tile_ifmap.size() || tile_ifmap[t] != i) continue;
+        need = {tile.ifmap_lower, tile.ifmap_upper};
+      } else if (i == 0) need = {tile.ifmap_lower, tile.ifmap_upper};
       else if (i == 1 && tile.ifmap_lower2 && tile.ifmap_upper2) need = {*tile.ifmap_lower2, *tile.ifmap_upper2};
       else continue;
       Coord idims{};
-      if (layer_dims(w.layer_name, &idims, true, i)) {
+      if (layer_dims(w.layer_name, &idims, true, moves ? tile_input[t] : i)) {
         Region all{{0, 0, 0, 0}, {idims[0] - 1, idims[1] - 1, idims[2] - 1, idims[3] - 1}};
         if (!inside(need, all))
           add_problem(p + "/tile_info/tile_num_" + std::to_string(t),
@@ -390,7 +410,10 @@ void Checker::memory(const sir::Core& c, size_t k) {
   // The inputs of a two-input vector operation of one shape are read in one
   // box (vp_cfg_fm STile): the tensors asm reads them from (of the ifmap's
   // extent when several tensors hold its transfers) have one shape.
-  if (w.layer_type == sir::LayerType::Vp && w.ifmap.size() > 1) {
+  // Data movement layers (concat) read each input in a box of its own.
+  const fir::Layer* fl = g_ ? g_->find(w.layer_name) : nullptr;
+  const bool moves = fl && fir::is_move_op(fl->op);
+  if (w.layer_type == sir::LayerType::Vp && w.ifmap.size() > 1 && !moves) {
     auto extent = [](const Coord& lo, const Coord& hi) {
       return Coord{hi[1] - lo[1] + 1, hi[2] - lo[2] + 1, hi[3] - lo[3] + 1, 0};
     };
@@ -449,9 +472,13 @@ void Checker::memory(const sir::Core& c, size_t k) {
     if (!b.source || b.source->size() < 2) continue;
     for (size_t j = 0; j < b.source->size(); ++j) {
       const auto& src = (*b.source)[j];
-      if (!inside({src.lower, src.upper}, {b.lower, b.upper}))
+      // A data movement layer's piece lands at `place`, not at its own coordinates.
+      Region at{src.lower, src.upper};
+      if (src.place)
+        for (int a = 0; a < 4; ++a) at.lo[a] = (*src.place)[a], at.hi[a] = (*src.place)[a] + src.upper[a] - src.lower[a];
+      if (!inside(at, {b.lower, b.upper}))
         add_problem(p + "/buffer/" + std::to_string(i) + "/source/" + std::to_string(j),
-                    "piece " + str({src.lower, src.upper}) + " of transfer " + std::to_string(src.transfer_id) +
+                    "piece " + str(at) + " of transfer " + std::to_string(src.transfer_id) +
                         " lies outside its tensor " + str({b.lower, b.upper}));
     }
   }

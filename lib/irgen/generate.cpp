@@ -69,6 +69,7 @@ struct InputRef {
 struct LayerModel {
   const fir::Layer* fir = nullptr;
   bool pe = false;
+  bool move = false;  // a data movement layer (concat, slice, gather): its inputs' pieces land in its output
   fir::PeConv conv;  // PE layers: the convolution the array runs (fir::pe_conv)
   Dims out{};
   int out_bytes = 1;
@@ -113,6 +114,12 @@ struct Wl {
   bool group_weights = false;
   Box out;
   std::vector<InputUse> inputs;
+  // Data movement workloads: the pieces of the output and where each comes
+  // from (fir::move_pieces), and per input whether its pieces are delivered
+  // straight into the output tensor (else the input is read, or assembled,
+  // as any other and each piece copied or requantized from there).
+  std::vector<fir::MovePiece> moves;
+  std::vector<char> direct;
   int64_t out_transfer = -1;
   int out_buffer = -1;
   std::vector<sir::Destination> destinations;  // of the whole output (ofmap piece 0)
@@ -247,7 +254,8 @@ class Generator {
         spill_.insert(victim);
       }
       for (auto& w : wls_)
-        if (!layers_[size_t(w.layer)].pe) tile_vp(w);
+        if (layers_[size_t(w.layer)].move) tile_move(w);
+        else if (!layers_[size_t(w.layer)].pe) tile_vp(w);
       if (plan_weights()) break;
       if (attempt == 1) throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", assign_error_));
     }
@@ -274,6 +282,7 @@ class Generator {
   // (consumer core, segment, producer layer, window) -> the L2 tensor holding the window and its pieces
   using Assembled = std::map<std::tuple<int, int, int, Coord, Coord>, std::pair<int, std::vector<Piece>>>;
   void connect_input(Wl& w, size_t i, Assembled& assembled);
+  void connect_direct(Wl& w, size_t i);
   std::vector<std::vector<int64_t>> row_stripes(const mapping::Segment& seg) const;
   // ---- memory
   int place_activations();  // -1, or the tensor that found no room (place_error_ says more)
@@ -294,6 +303,7 @@ class Generator {
   ConvShape conv_shape(const Wl& w, bool weights_in_l2) const;
   void tile_pe(Wl& w);
   void tile_vp(Wl& w);
+  void tile_move(Wl& w);
   sir::Schedule emit();
   sir::BufferTensor buffer_entry(const L2Tensor& t, int pos, const Wl& w, int64_t id) const;
 
@@ -358,6 +368,7 @@ void Generator::build_network() {
     LayerModel lm;
     lm.fir = l;
     lm.pe = is_pe_op(l->op);
+    lm.move = fir::is_move_op(l->op);
     if (lm.pe) {
       std::string why;
       auto pc = fir::pe_conv(*l, &why);
@@ -380,6 +391,8 @@ void Generator::build_network() {
       const bool loaded = (l.op == fir::Op::PRelu || l.op == fir::Op::ElementWiseAdd || l.op == fir::Op::ElementWiseSub ||
                            l.op == fir::Op::ElementWiseMul) &&
                           fir::is_constant_name(p);
+      if (fir::is_constant_name(p) && lm.move)
+        fail_fir(l.name, "moves the constant \"" + p + "\": no transfer brings constants into L2 for data movement");
       if (fir::is_constant_name(p) && !loaded) continue;
       InputRef in;
       if (loaded) in.producer = -1, in.graph_input = p;
@@ -391,6 +404,22 @@ void Generator::build_network() {
       in.bytes = dtype_size(l.input_dtype, i);
       if (lm.pe && !lm.inputs.empty()) break;  // the weights are not an activation
       lm.inputs.push_back(in);
+    }
+    if (lm.move) {
+      // The batch is cut into groups and parts: a movement must keep each
+      // sample where it is, in tensors of at most four axes.
+      std::string why;
+      const Dims& o = lm.out;
+      Box whole;
+      whole.hi = {o[0] - 1, o[1] - 1, o[2] - 1, o[3] - 1};
+      auto pieces = fir::move_pieces(l, whole.lo, whole.hi, &why);
+      if (!pieces) fail_fir(l.name, "cannot be cut into moves: " + why);
+      for (const auto& m : *pieces)
+        if (m.in_lo[0] != m.out_lo[0] || m.in_hi[0] - m.in_lo[0] != o[0] - 1)
+          fail_fir(l.name, std::string(fir::op_name(l.op)) +
+                               " moves data along the batch axis (axis 0), which the mapping cuts into groups and parts");
+      for (size_t i = 0; i < l.input_shape.size(); ++i)
+        if (l.input_shape[i].size() > 4) fail_fir(l.name, "input " + std::to_string(i) + " has more than four axes");
     }
     for (const auto& nx : l.next_layer)
       if (fir::is_graph_output_name(nx)) lm.graph_output = true;
@@ -418,6 +447,24 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
     r.lo[axis] = std::max<int64_t>(0, first);
     r.hi[axis] = std::min<int64_t>(d[axis] - 1, last);
   };
+  if (L.move) {
+    // The hull of the pieces this input gives (empty: none).
+    r.lo = {0, 0, 0, 0};
+    r.hi = {-1, -1, -1, -1};
+    bool any = false;
+    // (A named copy: a range-for over *optional-temporary would dangle.)
+    const std::vector<fir::MovePiece> pieces = fir::move_pieces(l, out.lo, out.hi).value();
+    for (const auto& m : pieces) {
+      if (m.input != in.fir_index) continue;
+      for (int a = 0; a < 4; ++a) {
+        r.lo[a] = any ? std::min(r.lo[a], m.in_lo[a]) : m.in_lo[a];
+        r.hi[a] = any ? std::max(r.hi[a], m.in_hi[a]) : m.in_hi[a];
+      }
+      any = true;
+    }
+    u.region = r;
+    return u;
+  }
   if (l.op == fir::Op::Conv2d || is_pool_op(l.op)) {
     auto win = l.window();
     auto st = l.strides();
@@ -517,6 +564,7 @@ void Generator::build_workloads() {
             w.out.lo[1] = k_lo;
             w.out.hi[1] = k_hi;
             for (const auto& in : L.inputs) w.inputs.push_back(input_use(L, in, w.out));
+            if (L.move) w.moves = *fir::move_pieces(*L.fir, w.out.lo, w.out.hi);
             per_core_[w.core].push_back(w.id);
             w.pos = int(per_core_[w.core].size()) - 1;
             layer_wls_[size_t(li)].push_back(w.id);
@@ -611,7 +659,7 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
   // producer, or the siblings of one). The operands of a two-input vector
   // operation share one box (vp_cfg_fm STile), so there the tensor must be
   // exactly the region read: a window of a wider tensor is copied out.
-  const bool one_box = !L.pe && L.inputs.size() > 1;
+  const bool one_box = !L.pe && !L.move && L.inputs.size() > 1;
   bool in_place = true;
   for (const auto& [pid, piece] : parts) {
     const Wl& p = wls_[size_t(pid)];
@@ -745,6 +793,116 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
   assembled.emplace(key, std::make_pair(buffer, u.pieces));
 }
 
+// Input i of a data movement workload delivered straight into its output
+// tensor: each producer's piece lands at its place there (the source's
+// `place`), copied from the producer's tensor on this core, sent by another
+// core or loaded from DRAM.
+void Generator::connect_direct(Wl& w, size_t i) {
+  const LayerModel& L = layers_[size_t(w.layer)];
+  InputUse& u = w.inputs[i];
+  const InputRef& in = L.inputs[i];
+  const fir::MovePiece* mv = nullptr;
+  for (const auto& m : w.moves)
+    if (m.input == in.fir_index) mv = &m;
+  auto place_of = [&](const Box& piece) {
+    Coord p;
+    for (int a = 0; a < 4; ++a) p[a] = piece.lo[a] - mv->in_lo[a] + mv->out_lo[a];
+    return p;
+  };
+  const int out_buffer = w.out_buffer;
+  auto add_source = [&](Piece& pc, sir::Source src) {
+    src.lower = pc.region.lo;
+    src.upper = pc.region.hi;
+    src.place = place_of(pc.region);
+    src.size = pc.bytes;
+    src.transfer_id = pc.transfer;
+    tensors_[size_t(out_buffer)].source.push_back(src);
+    tensors_[size_t(out_buffer)].transfers.push_back(pc.transfer);
+    pc.buffer = out_buffer;
+    u.pieces.push_back(pc);
+  };
+  if (in.producer < 0) {
+    Piece pc;
+    pc.kind = Piece::GraphInput;
+    pc.region = u.region;
+    pc.transfer = new_transfer(w.layer);
+    Dims e = u.region.extent();
+    pc.bytes = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], in.bytes);
+    sir::DramLoad ld;
+    ld.destination.push_back({w.core, L.fir->name, sir::Endpoint::Core, w.id});
+    ld.lower = u.region.lo;
+    ld.upper = u.region.hi;
+    ld.size = pc.bytes;
+    ld.transfer_id = pc.transfer;
+    ld.type = sir::DramLoadType::Fmap;
+    dram_out_.push_back(ld);
+    sir::Source src;
+    src.core_id = sir::kDramCoreId;
+    src.layer_name = in.graph_input;
+    src.type = sir::Endpoint::Dram;
+    add_source(pc, src);
+    return;
+  }
+  const int out_bytes = layers_[size_t(in.producer)].out_bytes;
+  bool any = false;
+  for (int pid : layer_wls_[size_t(in.producer)]) {
+    Box piece = intersect(wls_[size_t(pid)].out, u.region);
+    if (piece.empty()) continue;
+    any = true;
+    Wl& p = wls_[size_t(pid)];
+    Piece pc;
+    pc.producer_wl = pid;
+    pc.region = piece;
+    Dims e = piece.extent();
+    pc.bytes = timing::activation_bytes(a_, e[0], e[1], e[2], e[3], out_bytes);
+    sir::Source src;
+    src.layer_name = layers_[size_t(p.layer)].fir->name;
+    const bool spilled = p.segment != w.segment && spill_.count(p.leader);
+    if (p.core == w.core && !spilled) {
+      pc.kind = Piece::Copy;
+      pc.transfer = p.out_transfer;
+      L2Tensor& t = tensors_[size_t(p.out_buffer)];
+      t.end = std::max(t.end, w.pos);
+      t.cross_segment = t.cross_segment || p.segment != w.segment;
+      p.destinations.push_back({w.core, std::nullopt, sir::Endpoint::Core, w.id});
+      src.core_id = w.core;
+      src.type = sir::Endpoint::Core;
+    } else if (p.core != w.core && !spilled && (p.segment == w.segment || o_.send_across_segments)) {
+      pc.kind = Piece::Remote;
+      pc.transfer = new_transfer(w.layer);
+      p.sends.push_back({pc.transfer, piece, {w.core, std::nullopt, sir::Endpoint::Core, w.id}});
+      L2Tensor& t = tensors_[size_t(p.out_buffer)];
+      t.transfers.push_back(pc.transfer);
+      const auto& ids = per_core_.at(p.core);
+      const int before = int(std::lower_bound(ids.begin(), ids.end(), w.id) - ids.begin()) - 1;
+      t.end = std::max(t.end, before);
+      t.cross_segment = t.cross_segment || p.segment != w.segment;
+      src.core_id = p.core;
+      src.type = sir::Endpoint::Core;
+    } else {
+      pc.kind = Piece::Dram;
+      pc.transfer = new_transfer(w.layer);
+      p.to_dram = true;
+      p.dram_reloads.push_back(pc.transfer);
+      sir::DramLoad ld;
+      ld.destination.push_back({w.core, L.fir->name, sir::Endpoint::Core, w.id});
+      ld.lower = piece.lo;
+      ld.upper = piece.hi;
+      ld.related_ifmap = {p.out_transfer};
+      ld.size = pc.bytes;
+      ld.transfer_id = pc.transfer;
+      ld.type = sir::DramLoadType::Fmap;
+      dram_out_.push_back(ld);
+      src.core_id = sir::kDramCoreId;
+      src.type = sir::Endpoint::Dram;
+    }
+    add_source(pc, src);
+  }
+  if (!any)
+    fail_mapping(where(w), "workload " + std::to_string(w.id) + " of \"" + L.fir->name + "\" finds no producer of input " +
+                               std::to_string(i));
+}
+
 // Producers to consumers: transfer ids, routes, DRAM traffic, L2 tensors.
 void Generator::connect() {
   // Transfer ids: weights first (assigned in plan_weights order would
@@ -819,7 +977,21 @@ void Generator::connect() {
   Assembled assembled;
   for (auto& w : wls_) {
     const LayerModel& L = layers_[size_t(w.layer)];
+    if (L.move) w.direct.assign(w.inputs.size(), 0);
     for (size_t i = 0; i < w.inputs.size(); ++i) {
+      if (L.move) {
+        // Pieces go straight into the output tensor when they only move
+        // (same quantization) in one block; otherwise the input is read
+        // where it is (or assembled) and each piece copied or requantized.
+        int64_t blocks = 0;
+        for (const auto& m : w.moves) blocks += m.input == L.inputs[i].fir_index;
+        if (blocks == 0) continue;
+        if (blocks == 1 && !fir::move_requantizes(*L.fir, L.inputs[i].fir_index)) {
+          w.direct[i] = 1;
+          connect_direct(w, i);
+          continue;
+        }
+      }
       connect_input(w, i, assembled);
       InputUse& u = w.inputs[i];
       // A padded pooling window starts before the tensor's first byte: keep
@@ -831,7 +1003,7 @@ void Generator::connect() {
         int64_t pixel = timing::activation_bytes(a_, 1, e[1], 1, 1, t.bytes);
         t.lowest = std::max(t.lowest, (u.pad[0] * e[3] + u.pad[2]) * pixel);
       }
-      if (u.pieces.empty())
+      if (u.pieces.empty() && !L.move)
         fail_mapping(where(w), "workload " + std::to_string(w.id) + " of \"" + L.fir->name + "\" finds no producer of input " +
                                    std::to_string(i));
     }
@@ -1372,6 +1544,48 @@ void Generator::tile_vp(Wl& w) {
   w.vp_time = cycles;
 }
 
+// A data movement workload: one tile per piece of its output (ifmap in the
+// input's coordinates, ofmap in the layer's). A piece delivered straight
+// into the output tensor costs nothing here (its transfer does); one read
+// from an input tensor on this core is a copy (dt_cal) or, where the
+// quantizations differ, a requantization on the vector processor.
+void Generator::tile_move(Wl& w) {
+  const LayerModel& L = layers_[size_t(w.layer)];
+  w.sir.tile_info.clear();
+  int64_t total = 0;
+  for (const auto& m : w.moves) {
+    size_t i = 0;
+    while (i < L.inputs.size() && L.inputs[i].fir_index != m.input) ++i;
+    const bool direct = i < w.direct.size() && w.direct[i];
+    sir::Tile t;
+    t.ifmap_lower = m.in_lo;
+    t.ifmap_upper = m.in_hi;
+    t.ofmap_lower = m.out_lo;
+    t.ofmap_upper = m.out_hi();
+    t.tile_padding_tblr = {0, 0, 0, 0};
+    int64_t cycles = 0;
+    if (!direct) {
+      Dims e = {m.in_hi[0] - m.in_lo[0] + 1, m.in_hi[1] - m.in_lo[1] + 1, m.in_hi[2] - m.in_lo[2] + 1,
+                m.in_hi[3] - m.in_lo[3] + 1};
+      if (fir::move_requantizes(*L.fir, m.input)) {
+        timing::VpOp op;
+        op.c = e[1], op.h = e[2], op.w = e[3];
+        op.out_pixels = e[2] * e[3];
+        op.in_bytes = i < L.inputs.size() ? L.inputs[i].bytes : 1;
+        op.out_bytes = L.out_bytes;
+        cycles = e[0] * tiler_.vp_cycles(op);  // one instruction per sample
+      } else {
+        cycles = int64_t(a_.timing.dt_fixed_cycles);
+      }
+    }
+    t.single_tile_time_pred = double(cycles);
+    total += cycles;
+    w.sir.tile_info.push_back(std::move(t));
+  }
+  w.sir.time = total;
+  w.vp_time = total;
+}
+
 // ------------------------------------------------------------------ output
 
 sir::BufferTensor Generator::buffer_entry(const L2Tensor& t, int pos, const Wl& w, int64_t id) const {
@@ -1426,6 +1640,7 @@ sir::Schedule Generator::emit() {
       for (size_t i = 0; i < w.inputs.size(); ++i) {
         const InputUse& u = w.inputs[i];
         const InputRef& in = L.inputs[i];
+        if (L.move && u.pieces.empty()) continue;  // an input this part of the output does not read
         sir::Ifmap f;
         f.bitwidth = 8 * in.bytes;
         f.align = std::max<int64_t>(1, align / in.bytes);

@@ -111,6 +111,10 @@ struct Source {
   int64_t core_id = 0;  // -1 for DRAM
   std::optional<std::string> layer_name;
   Coord lower{}, upper{};
+  // (extension) where the piece's lower corner lands in the tensor holding
+  // it, when that is not `lower` itself: data movement layers (concat,
+  // slice, gather) take pieces of their inputs to other coordinates.
+  std::optional<Coord> place;
   int64_t size = 0;
   int64_t transfer_id = 0;
   Endpoint type = Endpoint::Core;

@@ -185,18 +185,19 @@ Weight read_weight(const RapidCursor& c) {
 }
 
 Source read_source(const RapidCursor& c) {
-  static constexpr std::array<std::string_view, 7> keys = {"core_id", "layer_name", "lower", "size",
+  static constexpr std::array<std::string_view, 8> keys = {"core_id", "layer_name", "lower", "place", "size",
                                                            "transfer_id", "type", "upper"};
   Source s;
-  read_object(c, keys, bits(0, 2, 3, 4, 5, 6), [&](size_t k, const RapidCursor& v) {
+  read_object(c, keys, bits(0, 2, 4, 5, 6, 7), [&](size_t k, const RapidCursor& v) {
     switch (k) {
       case 0: s.core_id = v.as_int(); break;
       case 1: s.layer_name = read_name(v); break;
       case 2: s.lower = read_coord(v); break;
-      case 3: s.size = v.as_int(); break;
-      case 4: s.transfer_id = v.as_int(); break;
-      case 5: s.type = read_endpoint(v); break;
-      case 6: s.upper = read_coord(v); break;
+      case 3: s.place = read_coord(v); break;
+      case 4: s.size = v.as_int(); break;
+      case 5: s.transfer_id = v.as_int(); break;
+      case 6: s.type = read_endpoint(v); break;
+      case 7: s.upper = read_coord(v); break;
     }
   });
   return s;
@@ -458,10 +459,11 @@ Json dram_json(const Dram& d) {
 
 Json source_json(const Source& s) {
   Json::Object o;
-  o.reserve(7);
+  o.reserve(8);
   o.emplace_back("core_id", s.core_id);
   if (s.layer_name) o.emplace_back("layer_name", *s.layer_name);
   o.emplace_back("lower", coord_json(s.lower));
+  if (s.place) o.emplace_back("place", coord_json(*s.place));
   o.emplace_back("size", s.size);
   o.emplace_back("transfer_id", s.transfer_id);
   o.emplace_back("type", endpoint_name(s.type));
@@ -700,6 +702,7 @@ void for_each_member(const Source& s, F&& f) {
   f("core_id", s.core_id);
   if (s.layer_name) f("layer_name", *s.layer_name);
   f("lower", s.lower);
+  if (s.place) f("place", *s.place);
   f("size", s.size);
   f("transfer_id", s.transfer_id);
   f("type", endpoint_name(s.type));

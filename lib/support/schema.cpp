@@ -135,8 +135,14 @@ void validate_against_schema(const rapidjson::Value& doc, std::string_view name,
   const rapidjson::Value* value = doc_ptr.Get(doc);
   std::string keyword = validator.GetInvalidSchemaKeyword();
   std::string what;
-  // RapidJSON 1.1 points at the offending member itself for additionalProperties.
-  if (keyword == "additionalProperties" && doc_ptr.GetTokenCount() > 0 && !(value && value->IsObject())) {
+  // RapidJSON 1.1 points at the offending member itself for additionalProperties;
+  // objects with numbered keys refuse others with the schema {"not": {}} (its
+  // patternProperties next to additionalProperties false reject valid keys).
+  const std::string_view suffix = "/additionalProperties";
+  const bool refused_extra = keyword == "not" && schema_ptr.size() >= suffix.size() &&
+                             schema_ptr.compare(schema_ptr.size() - suffix.size(), suffix.size(), suffix) == 0;
+  if ((refused_extra || (keyword == "additionalProperties" && !(value && value->IsObject()))) &&
+      doc_ptr.GetTokenCount() > 0) {
     const auto& last = doc_ptr.GetTokens()[doc_ptr.GetTokenCount() - 1];
     what = "unknown key \"" + std::string(last.name, last.length) + "\"";
   } else {

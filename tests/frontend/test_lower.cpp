@@ -247,3 +247,49 @@ TEST_CASE("the FIR structure passes the format's semantic checks except for the 
   CHECK(c->output_shape == std::vector<fir::Shape>{{2, 4, 4, 4}});
   CHECK(c->previous_layer == std::vector<std::string>{"src_quantize_1_1", "constant_Conv_0_k"});
 }
+
+TEST_CASE("channel split, shuffle and a spatial mean: slices, one gather and global average pooling") {
+  // ShuffleNetV2's unit: Split in two, conv on one half, Concat, then the
+  // shuffle Reshape [1, 2, 4, 6, 6] -> Transpose -> Reshape [1, 8, 6, 6].
+  OnnxBuilder b;
+  b.input("x", {1, 8, 6, 6}).output("y", {1, 8});
+  conv(b, "x", "c0", 8, 8, 1);
+  b.init_i64("parts", {2}, {4, 4});
+  auto& sp = b.node("Split", {"c0", "parts"}, {"a", "bb"});
+  OnnxBuilder::attr(sp, "axis", int64_t{1});
+  conv(b, "bb", "c1", 4, 4, 3);
+  auto& cat = b.node("Concat", {"a", "c1"}, {"cat"});
+  OnnxBuilder::attr(cat, "axis", int64_t{1});
+  b.init_i64("s5", {5}, {1, 2, 4, 6, 6});
+  b.node("Reshape", {"cat", "s5"}, {"r5"});
+  auto& t = b.node("Transpose", {"r5"}, {"t5"});
+  OnnxBuilder::attr(t, "perm", std::vector<int64_t>{0, 2, 1, 3, 4});
+  b.init_i64("s4", {4}, {1, 8, 6, 6});
+  b.node("Reshape", {"t5", "s4"}, {"shuf"});
+  b.init_i64("st", {1}, {1}).init_i64("en", {1}, {5}).init_i64("ax", {1}, {2}).init_i64("stp", {1}, {2});
+  b.node("Slice", {"shuf", "st", "en", "ax", "stp"}, {"sl"});
+  auto& rm = b.node("ReduceMean", {"sl"}, {"y"});
+  OnnxBuilder::attr(rm, "axes", std::vector<int64_t>{2, 3});
+  OnnxBuilder::attr(rm, "keepdims", int64_t{0});
+  auto m = lower(b);
+  CHECK(ops(m) == std::vector<std::string>{"quantize", "conv2d", "slice", "slice", "conv2d", "concat", "gather", "slice",
+                                           "avg_pool2d", "reshape"});
+  const auto& g = find(m, fir::Op::Gather);
+  CHECK(g.axis == std::optional<int64_t>(1));
+  CHECK(g.indices == std::optional<std::vector<int64_t>>(std::vector<int64_t>{0, 4, 1, 5, 2, 6, 3, 7}));
+  std::vector<std::vector<int64_t>> starts, ends, steps;
+  for (const auto& l : m.layers)
+    if (l.op == fir::Op::Slice) starts.push_back(*l.starts), ends.push_back(*l.ends), steps.push_back(*l.steps);
+  REQUIRE(starts.size() == 3);
+  CHECK(starts[1] == std::vector<int64_t>{0, 4, 0, 0});
+  CHECK(ends[1] == std::vector<int64_t>{1, 8, 6, 6});
+  CHECK(starts[2] == std::vector<int64_t>{0, 0, 1, 0});
+  CHECK(ends[2] == std::vector<int64_t>{1, 8, 5, 6});
+  CHECK(steps[2] == std::vector<int64_t>{1, 1, 2, 1});
+  // Data movement keeps int8 and one device: the accelerator.
+  for (const auto& l : m.layers)
+    if (fir::is_move_op(l.op)) {
+      CHECK(l.out_dtype == "int8");
+      CHECK(l.device == fir::Device::Npu);
+    }
+}

@@ -1,6 +1,8 @@
 // The network zoo through the whole chain (label "slow"): torchvision
 // MobileNetV2, MobileNetV3-Small, EfficientNet-B0, RegNetX-400MF,
-// ResNeXt-50 32x4d and ResNet-50 (random weights), the TFLite files of the
+// ResNeXt-50 32x4d, ResNet-50, and the data movement networks SqueezeNet 1.1,
+// GoogLeNet, DenseNet-121 (concats of many inputs of any channel counts) and
+// ShuffleNetV2 (channel split and shuffle) (random weights), the TFLite files of the
 // reference data, and libonnx-testdata's pytorch-converted Conv2d tests
 // (grouped, depthwise, dilated, strided, padded), compiled by onnx2fir's
 // pipeline at batch 1 and 4, mapped by gemini for zebu-1core and
@@ -33,6 +35,10 @@ enum class Kind { Torchvision, Tflite, OnnxTest };
 struct Net {
   std::string name;
   Kind kind;
+  // torch's export writes the batch into the model (ShuffleNetV2's channel
+  // shuffle reshapes to a constant [1, 2, C/2, H, W]): exported at the batch
+  // under test instead of resized by onnx2fir --batch.
+  bool export_at_batch = false;
 };
 
 const Net kNets[] = {
@@ -42,6 +48,10 @@ const Net kNets[] = {
     {"regnet_x_400mf", Kind::Torchvision},
     {"resnext50_32x4d", Kind::Torchvision},
     {"resnet50", Kind::Torchvision},
+    {"squeezenet1_1", Kind::Torchvision},
+    {"googlenet", Kind::Torchvision},
+    {"densenet121", Kind::Torchvision},
+    {"shufflenet_v2_x1_0", Kind::Torchvision, true},
     {"mobilenet_v2_quantized_1x3x224x224", Kind::Tflite},
     {"person_detect", Kind::Tflite},
     {"hello_world_int8", Kind::Tflite},
@@ -63,9 +73,10 @@ std::string onnx_testdata_dir() {
   return e && *e ? e : "/usr/share/libonnx-testdata/data";
 }
 
-std::string model_path(const Net& n) {
+std::string model_path(const Net& n, int batch) {
   switch (n.kind) {
-    case Kind::Torchvision: return testing::torchvision_onnx(n.name);
+    case Kind::Torchvision:
+      return testing::torchvision_onnx(n.name, n.export_at_batch && batch != 1 ? "--batch " + std::to_string(batch) : "");
     case Kind::Tflite: return testing::reference_dir() + "/tflite/" + n.name + ".tflite";
     case Kind::OnnxTest: {
       fs::path p = fs::path(onnx_testdata_dir()) / "pytorch-converted" / n.name / "model.onnx";
@@ -107,7 +118,7 @@ struct Prepared {
 // the set's expected output (the INT8 model is an approximation).
 Prepared prepare(const Net& n, int batch) {
   Prepared p;
-  std::string path = model_path(n);
+  std::string path = model_path(n, batch);
   try {
     p.c = func_test::compile_model(path, batch, "zoo_" + n.name);
   } catch (const Error& e) {

@@ -86,6 +86,9 @@ int main(int argc, char** argv) {
             "output-dtype", "float16 (as the reference) or float32: type of the float outputs",
             cxxopts::value<std::string>()->default_value("float16"), "T")(
             "threads", "worker threads (default: all cores)", cxxopts::value<int>(), "N")(
+            "input-value", "fix the model input NAME to the tensor in FILE (.npy, or an ONNX TensorProto .pb): it "
+            "becomes a constant (repeatable)",
+            cxxopts::value<std::vector<std::string>>(), "NAME=FILE")(
             "quiet", "no progress messages");
         cli::add_validate_option(o);
       },
@@ -120,6 +123,13 @@ int main(int argc, char** argv) {
         if (opt.output_dtype != "float16" && opt.output_dtype != "float32")
           throw_usage_error("--output-dtype must be float16 or float32");
         opt.validate = cli::validate_enabled(r);
+        if (r.count("input-value"))
+          for (const std::string& a : r["input-value"].as<std::vector<std::string>>()) {
+            const size_t eq = a.find('=');
+            if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
+              throw_usage_error("--input-value wants NAME=FILE, not '" + a + "'");
+            opt.input_values.emplace_back(a.substr(0, eq), a.substr(eq + 1));
+          }
         std::string data_dir;
         if (r.count("data-dir")) {
           data_dir = r["data-dir"].as<std::string>();
