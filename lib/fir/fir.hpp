@@ -53,6 +53,7 @@ enum class Op : uint8_t {
   PRelu,      // leaky ReLU whose slope is a constant second input, per channel
   Softmax,
   LayerNorm,
+  Resize,  // nearest or bilinear resampling of H and W (activation_attr: mode, scales, ...), vector processor
   Unknown,  // an operation name this library does not know (kept as written)
 };
 

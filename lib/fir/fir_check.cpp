@@ -166,6 +166,12 @@ std::optional<Shape> infer_output_shape(const Layer& l) {
       }
       return out;
     }
+    case Op::Resize: {
+      // The output size is the layer's own (ONNX gives sizes or scales);
+      // batch and channels pass through.
+      if (x.size() != 4 || l.output_shape.size() != 1 || l.output_shape[0].size() != 4) return std::nullopt;
+      return Shape{x[0], x[1], l.output_shape[0][2], l.output_shape[0][3]};
+    }
     case Op::Quantize:
     case Op::Relu:
     case Op::Sigmoid:

@@ -443,7 +443,12 @@ void simplify(Graph& g) {
   fold_batch_norm(g);
   g.prune();
   complete_shapes(g);
-  // Shapes may have become known: drop reshapes that turned out to be no-ops.
+  // Shapes may have become known: fold what reads them (a Resize's sizes
+  // taken from a Shape), drop reshapes that turned out to be no-ops.
+  while (fold_constants(g) > 0) {
+    g.prune();
+    complete_shapes(g);
+  }
   remove_noops(g);
   g.prune();
 }

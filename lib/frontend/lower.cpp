@@ -184,6 +184,7 @@ class Lowerer {
     if (op == "Softmax") return softmax(n);
     if (op == "LayerNormalization") return layer_norm(n);
     if (op == "Gather") return gather(n);
+    if (op == "Resize" || op == "Upsample") return resize(n);
     fail(n, "operator " + op + " has no Frontend IR equivalent");
   }
 
@@ -693,6 +694,44 @@ class Lowerer {
     emit(std::move(p), n.outputs[0]);
   }
 
+  // Resize of H and W on the vector processor (formats/Frontend_IR_Format.md):
+  // ONNX's attributes and the scales in activation_attr, the output size in
+  // the output shape.
+  void resize(const Node& n) {
+    int x = n.input(0), out = n.outputs[0];
+    const Shape& xs = shape(x);
+    const Shape& os = shape(out);
+    if (xs.size() != 4 || os.size() != 4 || xs[0] != os[0] || xs[1] != os[1])
+      return fail(n, "only the height and width of a 4-D tensor may be resized");
+    bool legacy = n.op == "Upsample" || g_.opset < 11;
+    std::vector<double> scales;
+    int sv = n.op == "Upsample" ? (g_.opset >= 9 ? n.input(1) : -1) : (g_.opset < 11 ? n.input(1) : n.input(2));
+    int zv = legacy ? -1 : n.input(3);
+    if (n.op == "Upsample" && g_.opset < 9) {
+      for (float f : n.get_floats("scales")) scales.push_back(f);
+    } else if (zv >= 0 && is_const(zv) && g_.constant(zv).numel() == 4) {
+      for (int d = 0; d < 4; ++d) scales.push_back(double(os[d]) / double(xs[d]));
+    } else if (sv >= 0 && is_const(sv) && g_.constant(sv).numel() == 4) {
+      for (int d = 0; d < 4; ++d) scales.push_back(g_.constant(sv).at_double(d));
+    } else {
+      return fail(n, "the scales or sizes must be constants");
+    }
+    if (scales.size() != 4) return fail(n, "scales must hold one value per axis");
+    std::string mode = n.get_string("mode", "nearest");
+    Proto p;
+    p.l.op = fir::Op::Resize;
+    p.l.name = base_name(n) + "_1";
+    p.l.ori_name = n.name;
+    p.l.activation_attr = Json::object();
+    p.l.activation_attr.set("mode", mode == "nearest" ? "nearest" : "linear");
+    p.l.activation_attr.set("coordinate_transformation_mode",
+                            legacy ? std::string("asymmetric") : n.get_string("coordinate_transformation_mode", "half_pixel"));
+    p.l.activation_attr.set("nearest_mode", legacy ? std::string("floor") : n.get_string("nearest_mode", "round_prefer_floor"));
+    p.l.activation_attr.set("scales", Json(std::vector<double>{scales[2], scales[3]}));
+    p.in_values = {x};
+    emit(std::move(p), out);
+  }
+
   void concat(const Node& n) {
     Proto p;
     p.l.op = fir::Op::Concat;
@@ -1085,7 +1124,9 @@ class Lowerer {
     for (size_t k = 0; k < n; ++k) {
       const LLayer& l = m_.layers[k];
       if (l.out_dtype != "int8") continue;
-      bool keep = l.op == fir::Op::MaxPool2d || l.op == fir::Op::Reshape || l.op == fir::Op::Transpose;
+      // (a resize's values lie between its input's)
+      bool keep = l.op == fir::Op::MaxPool2d || l.op == fir::Op::Reshape || l.op == fir::Op::Transpose ||
+                  l.op == fir::Op::Resize;
       if (keep && !l.inputs.empty() && l.inputs[0].kind == Operand::Kind::Layer &&
           m_.layers[static_cast<size_t>(l.inputs[0].index)].out_dtype == "int8")
         unite(static_cast<int>(k), l.inputs[0].index);

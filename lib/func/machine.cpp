@@ -24,6 +24,13 @@ constexpr int64_t kLutRequantize = int64_t(isa::Lut::Requantize);  // one operan
 constexpr int64_t kLutMaxPool = int64_t(isa::Lut::MaxPool);
 constexpr int64_t kLutAdd = int64_t(isa::Lut::Add);                // two operands: element-wise sum
 constexpr int64_t kLutAvgPool = int64_t(isa::Lut::AvgPool);
+constexpr int64_t kLutResize = int64_t(isa::Lut::Resize);
+
+// The rows (or columns) of the input a resize tile reads: from the first
+// output's first tap to the last output's second (taps grow with o).
+std::pair<int64_t, int64_t> resize_span(int8::ResizeMode m, int64_t o0, int64_t n, float step, float offset, int64_t in) {
+  return {int8::resize_tap(m, o0, step, offset, in).i0, int8::resize_tap(m, o0 + n - 1, step, offset, in).i1};
+}
 
 // Operations of two operands (A at STaddr1, B at STaddr).
 bool two_operands(int64_t lut) {
@@ -382,9 +389,10 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
       need(Opcode::vp_cfg_qp, kQp);
       const int64_t lut = in.get(Param::LUT);
       const bool two = !pool && two_operands(lut);
-      if (pool ? (lut != kLutMaxPool && lut != kLutAvgPool) : (lut != kLutRequantize && !two && !lut_activation(lut)))
+      if (pool ? (lut != kLutMaxPool && lut != kLutAvgPool && lut != kLutResize)
+               : (lut != kLutRequantize && !two && !lut_activation(lut)))
         fail(i, "LUT " + std::to_string(lut) + " is not an operation the functional model implements (" +
-                    (pool ? "17 max pool, 56 average pool" : "16 requantize, 18-21 add, subtract, multiply, reverse subtract, 32-42 activations") + ")");
+                    (pool ? "17 max pool, 56 average pool, 57 resize" : "16 requantize, 18-21 add, subtract, multiply, reverse subtract, 32-42 activations") + ")");
       if (in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq, kIq);
       if (two && in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq1, kIq1);
       if (pool && lut == kLutAvgPool) need(Opcode::vp_cfg_gms, kGms);
@@ -400,7 +408,26 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
       fits(tile, ob, "vp_cfg_tp Tile", "vp_cfg_fm DTile");
       if (tile[0] > ib.c) fail(i, "vp_cfg_tp Tile has more channels than vp_cfg_fm STile");
       const int64_t C = tile[0], H = tile[1], W = tile[2];
-      if (pool) {
+      if (pool && lut == kLutResize) {
+        const Instruction& rs = need(Opcode::vp_cfg_rs, kRs);
+        const auto mode = int8::ResizeMode(rs.get(Param::RSMD));
+        if (rs.get(Param::RSMD) < 0 || rs.get(Param::RSMD) > int64_t(int8::ResizeMode::NearestCeil))
+          fail(i, "vp_cfg_rs RSMD " + std::to_string(rs.get(Param::RSMD)) + " is no resize mode (0-4)");
+        auto insz = rs.list(Param::RSIN), oo = rs.list(Param::RSOO), io = rs.list(Param::RSIO);
+        positive(insz, "vp_cfg_rs RSIN");
+        if (C * H * W * 4 > kMaxOperations)
+          fail(i, "the resize reads more elements than the functional model's " + std::to_string(kMaxOperations));
+        auto [r0, r1] = resize_span(mode, oo[0], H, int8::param(rs.number(Param::RSKH)), int8::param(rs.number(Param::RSBH)), insz[0]);
+        auto [c0, c1] = resize_span(mode, oo[1], W, int8::param(rs.number(Param::RSKW)), int8::param(rs.number(Param::RSBW)), insz[1]);
+        // The rows and columns read, in the box from STaddr (layer row RSIO[0], column RSIO[1]).
+        if (r0 < io[0] || c0 < io[1])
+          fail(i, "the resize reads input row " + std::to_string(r0) + ", column " + std::to_string(c0) +
+                      ", before the box's first at STaddr (vp_cfg_rs RSIO " + std::to_string(io[0]) + ", " + std::to_string(io[1]) + ")");
+        const int32_t span[3] = {int32_t(C), int32_t(r1 - io[0] + 1), int32_t(c1 - io[1] + 1)};
+        fits(span, ib, "the rows and columns the resize reads", "vp_cfg_fm STile");
+        s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr) + (r0 - io[0]) * ib.row() + (c0 - io[1]) * ib.pixel, ib,
+                                   1, r1 - r0 + 1, c1 - c0 + 1, C * ib.elem));
+      } else if (pool) {
         auto kernel = tp.list(Param::KERNEL), stride = tp.list(Param::STRIDE);
         positive(kernel, "vp_cfg_tp KERNEL");
         positive(stride, "vp_cfg_tp STRIDE");
@@ -456,7 +483,10 @@ void Machine::start(size_t i) {
       return;
     case Opcode::pe_conv: compute_conv(i, *p); break;
     case Opcode::vp_self: compute_vp_self(i, *p); break;
-    case Opcode::vp_pool: compute_vp_pool(i, *p); break;
+    case Opcode::vp_pool:
+      if (in.get(Param::LUT) == kLutResize) compute_vp_resize(i, *p);
+      else compute_vp_pool(i, *p);
+      break;
     case Opcode::so_mov: {
       std::vector<uint8_t> data;
       read_block(s.reads[0], data);
@@ -750,6 +780,57 @@ void Machine::compute_vp_pool(size_t i, Pending& p) {
         if (relu && acc < 0.0f) acc = 0.0f;
         out(acc, p.data.data() + ((oh * OW + ow) * C + c) * oe);
       }
+}
+
+// Resize (LUT 57): each output pixel of the tile reads the taps of its row
+// and column (int8::resize_tap, from vp_cfg_rs) in the input box at STaddr,
+// dequantized; nearest takes one element, linear blends four.
+void Machine::compute_vp_resize(size_t i, Pending& p) {
+  const Instruction& in = prog_.instructions[i];
+  const Instruction& fm = cfg(i, kFm);
+  const Instruction& tp = cfg(i, kTp);
+  const Instruction& qp = cfg(i, kQp);
+  const Instruction& rs = cfg(i, kRs);
+  const Step& s = steps_[i];
+  VpInput x;
+  x.half = fm.get_enum<isa::DataFmt>(Param::IDF) == isa::DataFmt::FP16;
+  x.dequantize = in.get(Param::IQEN) != 0;
+  if (x.dequantize) {
+    const Instruction& iq = cfg(i, kIq);
+    x.scale = int8::param(iq.number(Param::IQK0)), x.zero = int8::param(iq.number(Param::IQB0));
+  }
+  VpOutput out;
+  out.to_int8 = fm.get_enum<isa::DataFmt>(Param::ODF) == isa::DataFmt::INT8;
+  out.mul_k = int8::param(qp.number(Param::QK)), out.sum_b = int8::param(qp.number(Param::QB));
+  out.carry = carry_of(qp.get(Param::QCS));
+  const bool relu = (in.get(Param::GPMD) & kGpmdRelu) != 0;
+  const auto mode = int8::ResizeMode(rs.get(Param::RSMD));
+  auto insz = rs.list(Param::RSIN), oo = rs.list(Param::RSOO), io = rs.list(Param::RSIO);
+  const float kh = int8::param(rs.number(Param::RSKH)), bh = int8::param(rs.number(Param::RSBH));
+  const float kw = int8::param(rs.number(Param::RSKW)), bw = int8::param(rs.number(Param::RSBW));
+  Box ib = make_box(a_, fm.list(Param::STile), x.half ? 2 : 1);
+  auto tile = tp.list(Param::Tile);
+  const int64_t C = tile[0], OH = tile[1], OW = tile[2];
+  const int64_t staddr = in.get(Param::STaddr);
+  const uint8_t* l2 = mem(Space::L2, s.core);
+  auto at = [&](int64_t r, int64_t c, int64_t ch) {
+    return x(l2 + staddr + (r - io[0]) * ib.row() + (c - io[1]) * ib.pixel + ch * ib.elem);
+  };
+  const int oe = out.to_int8 ? 1 : 2;
+  p.data.resize(size_t(OH * OW * C * oe));
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const int8::ResizeTap ty = int8::resize_tap(mode, oo[0] + oh, kh, bh, insz[0]);
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const int8::ResizeTap tx = int8::resize_tap(mode, oo[1] + ow, kw, bw, insz[1]);
+      for (int64_t c = 0; c < C; ++c) {
+        float v = mode == int8::ResizeMode::Linear
+                      ? int8::resize_blend(at(ty.i0, tx.i0, c), at(ty.i0, tx.i1, c), at(ty.i1, tx.i0, c), at(ty.i1, tx.i1, c), ty, tx)
+                      : at(ty.i0, tx.i0, c);
+        if (relu && v < 0.0f) v = 0.0f;
+        out(v, p.data.data() + ((oh * OW + ow) * C + c) * oe);
+      }
+    }
+  }
 }
 
 }  // namespace cct::func

@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "fir/resize.hpp"
 #include "interp/gemm.hpp"
 #include "interp/ops.hpp"
 #include "interp/ops_common.hpp"
@@ -117,6 +118,8 @@ struct FirExecutor::Plan {
   float eps = 1e-5f;
   int64_t axis = 0;
   std::vector<int64_t> perm;
+  // resize
+  fir::ResizeGeometry resize;
   int consumers = 0;
   bool computed = true;   // false: the output comes from run()'s `given`
   bool needed = false;    // (not computed) a computed layer or a graph output reads it
@@ -372,6 +375,13 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
             if (const Json* e = attr->find("epsilon")) p.eps = static_cast<float>(e->as_double());
           break;
         }
+        case Op::Resize: {
+          std::string why;
+          auto g = fir::resize_geometry(l, &why);
+          if (!g) bad(l, why);
+          p.resize = *g;
+          break;
+        }
         case Op::Softmax: p.axis = l.axis.value_or(-1); break;
         case Op::Transpose: if (l.perm) p.perm = *l.perm; break;
         case Op::Quantize: case Op::Reshape: case Op::ElementWiseMul: break;
@@ -596,6 +606,35 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
                 }
                 emit((nc * Ho + oh) * Wo + ow, acc);
               }
+        });
+        break;
+      }
+      case Op::Resize: {
+        // Dequantize, then per output pixel the source taps of its row and
+        // column (int8::resize_tap), nearest: one element, linear: the blend.
+        const QTensor& x = *in.at(0);
+        int64_t NC = x.shape[0] * x.shape[1], H = x.shape[2], W = x.shape[3], Ho = out.shape[2], Wo = out.shape[3];
+        std::vector<float> v = pre(x, p.pre_s[0], p.pre_z[0]);
+        const auto mode = static_cast<int8::ResizeMode>(p.resize.mode);
+        const auto& ay = p.resize.axis[0];
+        const auto& ax = p.resize.axis[1];
+        std::vector<int8::ResizeTap> ty(static_cast<size_t>(Ho)), tx(static_cast<size_t>(Wo));
+        for (int64_t o = 0; o < Ho; ++o) ty[o] = int8::resize_tap(mode, o, int8::param(ay.step), int8::param(ay.offset), H);
+        for (int64_t o = 0; o < Wo; ++o) tx[o] = int8::resize_tap(mode, o, int8::param(ax.step), int8::param(ax.offset), W);
+        parallel_for(NC, 4, [&](int64_t b, int64_t e) {
+          for (int64_t nc = b; nc < e; ++nc) {
+            const float* s = v.data() + nc * H * W;
+            for (int64_t oh = 0; oh < Ho; ++oh)
+              for (int64_t ow = 0; ow < Wo; ++ow) {
+                const auto& a = ty[oh];
+                const auto& c = tx[ow];
+                float r = mode == int8::ResizeMode::Linear
+                              ? int8::resize_blend(s[a.i0 * W + c.i0], s[a.i0 * W + c.i1], s[a.i1 * W + c.i0],
+                                                   s[a.i1 * W + c.i1], a, c)
+                              : s[a.i0 * W + c.i0];
+                emit((nc * Ho + oh) * Wo + ow, r);
+              }
+          }
         });
         break;
       }
