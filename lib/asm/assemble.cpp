@@ -863,6 +863,21 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   tp.set(Param::PADV_AREA, maxpool ? std::numeric_limits<int16_t>::min() : 0);
   emit_cfg(tp);
 
+  if (pool && !resize) {
+    // Dilated windows and averages over the elements inside the input: a
+    // vp_cfg_pl, written back to its reset value before a plain pool after one.
+    auto dil = L.dilations();
+    const Json* cip = nullptr;
+    if (const Json* a = activation_attr(L)) cip = a->find("count_include_pad");
+    const bool inside = !maxpool && cip && cip->is_bool() && !cip->as_bool();
+    if (dil[0] != 1 || dil[1] != 1 || inside || cfg_[static_cast<int>(Opcode::vp_cfg_pl)]) {
+      Instruction pl(Opcode::vp_cfg_pl);
+      pl.mapping = mp;
+      pl.set_list(Param::DILATION, {i32(dil[0], sh_.o, p, "dilation"), i32(dil[1], sh_.o, p, "dilation")});
+      pl.set(Param::PLDIV, inside ? 1 : 0);
+      emit_cfg(pl);
+    }
+  }
   if (resize) {
     // The coordinate map of the layer and where this tile sits in it: its
     // first output pixel and the input pixel at STaddr, in layer coordinates.

@@ -185,6 +185,13 @@ class Lowerer {
     if (op == "LayerNormalization") return layer_norm(n);
     if (op == "Gather") return gather(n);
     if (op == "Resize" || op == "Upsample") return resize(n);
+    if (op == "Pad")
+      fail(n, "Pad in mode '" + n.get_string("mode", "constant") +
+                  "' is not supported: only a zero constant Pad of the spatial axes of an image (N, C, H, W) with "
+                  "constant non-negative pads runs on the accelerator (as a convolution's padding); reflect, edge and "
+                  "nonzero constant padding copy or fill border pixels, which no instruction does");
+    if (op == "BatchNormalization")
+      fail(n, "BatchNormalization whose scale, bias, mean and variance are not constants (per channel) is not supported");
     fail(n, "operator " + op + " has no Frontend IR equivalent");
   }
 
@@ -668,7 +675,7 @@ class Lowerer {
       std::vector<int64_t> kernel = n.get_ints("kernel_shape");
       bool ceil = n.get_int("ceil_mode", 0) != 0;
       interp::Window w = interp::resolve_window(n, {xs[2], xs[3]}, kernel, ceil);
-      if (w.dilation[0] != 1 || w.dilation[1] != 1) return fail(n, "dilated pooling is not supported");
+      if (w.dilation[0] != 1 || w.dilation[1] != 1) p.l.dilation = std::array<int64_t, 2>{w.dilation[0], w.dilation[1]};
       p.l.pool = std::array<int64_t, 2>{kernel[0], kernel[1]};
       p.l.stride = std::array<int64_t, 2>{w.stride[0], w.stride[1]};
       p.l.padding = std::array<int64_t, 4>{w.pad_begin[0], w.pad_end[0], w.pad_begin[1], w.pad_end[1]};
@@ -677,10 +684,17 @@ class Lowerer {
         bool pads = w.pad_begin[0] || w.pad_end[0] || w.pad_begin[1] || w.pad_end[1];
         bool overhang = false;
         for (int d = 0; d < 2; ++d)
-          if ((w.out[d] - 1) * w.stride[d] + kernel[d] > xs[2 + d] + w.pad_begin[d] + w.pad_end[d]) overhang = true;
-        if ((pads && n.get_int("count_include_pad", 0) == 0) || overhang)
-          return fail(n, "average pooling whose divisor varies at the borders (padding without count_include_pad, "
-                         "or ceil_mode windows past the padding) is not supported");
+          if ((w.out[d] - 1) * w.stride[d] + (kernel[d] - 1) * w.dilation[d] + 1 > xs[2 + d] + w.pad_begin[d] + w.pad_end[d])
+            overhang = true;
+        bool include_pad = n.get_int("count_include_pad", 0) != 0;
+        if (pads && include_pad && overhang)
+          return fail(n, "average pooling counting its padding whose ceil_mode windows also reach past the padding "
+                         "(a divisor of the padded window's part) is not supported");
+        // The divisor varies at the borders: the window's elements inside the input.
+        if ((pads && !include_pad) || overhang) {
+          p.l.activation_attr = Json::object();
+          p.l.activation_attr.set("count_include_pad", false);
+        }
       }
     }
     if (!is_max) {

@@ -433,8 +433,17 @@ void Machine::plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cf
         positive(stride, "vp_cfg_tp STRIDE");
         if (C * H * W * int64_t(kernel[0]) * kernel[1] > kMaxOperations)
           fail(i, "the pooling windows hold more elements than the functional model's " + std::to_string(kMaxOperations));
+        // vp_cfg_pl is optional: before any, windows are undilated.
+        int64_t dh = 1, dw = 1;
+        if (last_cfg[size_t(Opcode::vp_cfg_pl)] >= 0) {
+          const Instruction& pl = need(Opcode::vp_cfg_pl, kPl);
+          positive(pl.list(Param::DILATION), "vp_cfg_pl DILATION");
+          dh = pl.list(Param::DILATION)[0], dw = pl.list(Param::DILATION)[1];
+          if (pl.get(Param::PLDIV) != 0 && (pl.get(Param::PLDIV) != 1 || lut != kLutAvgPool))
+            fail(i, "vp_cfg_pl PLDIV " + std::to_string(pl.get(Param::PLDIV)) + " (0 constant, 1 inside the box: average pools only)");
+        }
         const int64_t r0 = in.get(Param::IPH), c0 = in.get(Param::IPW);
-        const int64_t r1 = r0 + (H - 1) * stride[0] + kernel[0], c1 = c0 + (W - 1) * stride[1] + kernel[1];
+        const int64_t r1 = r0 + (H - 1) * stride[0] + (kernel[0] - 1) * dh + 1, c1 = c0 + (W - 1) * stride[1] + (kernel[1] - 1) * dw + 1;
         const int64_t rr0 = std::max<int64_t>(r0, 0), rr1 = std::min(r1, ib.h);
         const int64_t cc0 = std::max<int64_t>(c0, 0), cc1 = std::min(c1, ib.w);
         if (rr1 > rr0 && cc1 > cc0)
@@ -753,6 +762,13 @@ void Machine::compute_vp_pool(size_t i, Pending& p) {
   out.mul_k = int8::param(qp.number(Param::QK)), out.sum_b = int8::param(qp.number(Param::QB));
   out.carry = carry_of(qp.get(Param::QCS));
   const float k_scalar = is_max ? 1.0f : int8::param(cfg(i, kGms).number(Param::MG0V));
+  int64_t dh = 1, dw = 1;
+  bool inside_divisor = false;
+  if (s.cfg[kPl] >= 0) {
+    const Instruction& pl = cfg(i, kPl);
+    dh = pl.list(Param::DILATION)[0], dw = pl.list(Param::DILATION)[1];
+    inside_divisor = !is_max && pl.get(Param::PLDIV) == 1;
+  }
   const bool relu = (in.get(Param::GPMD) & kGpmdRelu) != 0;
   // Pads enter the window as PADV_AREA (the smallest value for max pooling, 0 for averages).
   const float pad = float(tp.get(Param::PADV_AREA));
@@ -767,14 +783,25 @@ void Machine::compute_vp_pool(size_t i, Pending& p) {
     for (int64_t ow = 0; ow < OW; ++ow)
       for (int64_t c = 0; c < C; ++c) {
         float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+        float k = k_scalar;
+        if (inside_divisor) {
+          // PLDIV 1: the window's elements inside the box (the rest is padding).
+          int64_t count = 0;
+          for (int64_t a = 0; a < kernel[0]; ++a)
+            for (int64_t b = 0; b < kernel[1]; ++b) {
+              const int64_t r = r0 + oh * stride[0] + a * dh, cc = c0 + ow * stride[1] + b * dw;
+              count += r >= 0 && r < ib.h && cc >= 0 && cc < ib.w;
+            }
+          k = int8::inside_divisor(std::max<int64_t>(count, 1));
+        }
         for (int64_t a = 0; a < kernel[0]; ++a) {
-          const int64_t r = r0 + oh * stride[0] + a;
+          const int64_t r = r0 + oh * stride[0] + a * dh;
           for (int64_t b = 0; b < kernel[1]; ++b) {
-            const int64_t cc = c0 + ow * stride[1] + b;
+            const int64_t cc = c0 + ow * stride[1] + b * dw;
             const bool inside = r >= 0 && r < ib.h && cc >= 0 && cc < ib.w;
-            if (!inside && !is_max && pad == 0.0f) continue;  // a zero pad adds nothing
+            if (!inside && !is_max && (pad == 0.0f || inside_divisor)) continue;  // a zero pad adds nothing
             float t = inside ? x(l2 + staddr + (r - r0) * ib.row() + (cc - c0) * ib.pixel + c * ib.elem) : pad;
-            acc = is_max ? std::max(acc, t) : int8::avg_pool_step(acc, t, k_scalar);
+            acc = is_max ? std::max(acc, t) : int8::avg_pool_step(acc, t, k);
           }
         }
         if (relu && acc < 0.0f) acc = 0.0f;

@@ -66,7 +66,7 @@ bool blocks_overlap(const Block& x, const Block& y);
 // The statically known part of an instruction.
 struct Step {
   int32_t core = 0;
-  std::array<int32_t, 11> cfg{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};  // indices of the configuration instructions used
+  std::array<int32_t, 12> cfg{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};  // indices of the configuration instructions used
   std::vector<Block> reads, writes;
   int64_t macs = 0;  // pe_conv
 };
@@ -74,7 +74,7 @@ struct Step {
 class Machine {
  public:
   // The slots of Step::cfg.
-  enum Cfg { kFm, kPm, kTp, kQp, kIq, kIq1, kGms, kFm1, kAct, kGp, kRs };
+  enum Cfg { kFm, kPm, kTp, kQp, kIq, kIq1, kGms, kFm1, kAct, kGp, kRs, kPl };
 
   // `weights` and `activations` are the two DRAM spaces (see asm/dram_layout.hpp).
   Machine(const arch::Architecture& a, const isa::Program& p, std::string file, std::vector<uint8_t> weights,

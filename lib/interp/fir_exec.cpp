@@ -107,6 +107,7 @@ struct FirExecutor::Plan {
   int8::ActMode mode = int8::ActMode::Others;
   float k_scalar = 1.0f, alpha = 1.0f / 6.0f, beta = 0.5f;
   bool relu = false, sub = false;
+  bool inside_divisor = false;  // avg_pool2d: divide by the window's elements inside the input
   std::array<int64_t, 2> window{1, 1}, stride{1, 1}, dilation{1, 1};
   std::array<int64_t, 4> pads{0, 0, 0, 0};
   int64_t groups = 1;
@@ -329,7 +330,10 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
         case Op::AvgPool2d:
           p.window = l.window();
           p.stride = l.strides();
+          p.dilation = l.dilations();
           p.pads = l.pads();
+          if (const Json* attr = activation_attr(l))
+            if (const Json* c = attr->find("count_include_pad")) p.inside_divisor = c->is_bool() && !c->as_bool();
           p.k_scalar = group_float(l, "fp32_mul_group", "mul_group_k_scalar", 1.0f);
           break;
         case Op::ElementWiseAdd:
@@ -593,15 +597,27 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
             for (int64_t oh = 0; oh < Ho; ++oh)
               for (int64_t ow = 0; ow < Wo; ++ow) {
                 float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+                float k = ks;
+                if (!is_max && p.inside_divisor) {
+                  int64_t count = 0;
+                  for (int64_t i = 0; i < p.window[0]; ++i) {
+                    int64_t ih = oh * p.stride[0] - p.pads[0] + i * p.dilation[0];
+                    for (int64_t j = 0; j < p.window[1]; ++j) {
+                      int64_t iw = ow * p.stride[1] - p.pads[2] + j * p.dilation[1];
+                      count += ih >= 0 && ih < H && iw >= 0 && iw < W;
+                    }
+                  }
+                  k = int8::inside_divisor(std::max<int64_t>(count, 1));
+                }
                 for (int64_t i = 0; i < p.window[0]; ++i) {
-                  int64_t ih = oh * p.stride[0] - p.pads[0] + i;
+                  int64_t ih = oh * p.stride[0] - p.pads[0] + i * p.dilation[0];
                   if (ih < 0 || ih >= H) continue;
                   for (int64_t j = 0; j < p.window[1]; ++j) {
-                    int64_t iw = ow * p.stride[1] - p.pads[2] + j;
+                    int64_t iw = ow * p.stride[1] - p.pads[2] + j * p.dilation[1];
                     if (iw < 0 || iw >= W) continue;
                     float t = v[static_cast<size_t>((nc * H + ih) * W + iw)];
                     if (is_max) acc = std::max(acc, t);
-                    else acc = int8::avg_pool_step(acc, t, ks);
+                    else acc = int8::avg_pool_step(acc, t, k);
                   }
                 }
                 emit((nc * Ho + oh) * Wo + ow, acc);

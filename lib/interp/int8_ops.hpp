@@ -127,6 +127,11 @@ inline float avg_pool_step(float acc, float x, float k) {
   return acc + t;
 }
 
+// The multiplier of an average whose divisor is the window's elements inside
+// the input (count_include_pad 0, or ceil_mode windows past the input): the
+// fp32 reciprocal of that count, used as avg_pool_step's k.
+inline float inside_divisor(int64_t count) { return 1.0f / static_cast<float>(count); }
+
 // The int32 range the PE array accumulates in; products of an int8 weight
 // and an input with its zero point added (|q + zp| <= 255) keep 2^24 / 32385
 // = 518 terms exact in fp32, which is why the interpreter sums in chunks.

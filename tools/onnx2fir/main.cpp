@@ -86,6 +86,9 @@ int main(int argc, char** argv) {
             "output-dtype", "float16 (as the reference) or float32: type of the float outputs",
             cxxopts::value<std::string>()->default_value("float16"), "T")(
             "threads", "worker threads (default: all cores)", cxxopts::value<int>(), "N")(
+            "constant-input", "give graph input NAME the value in FILE (.npy, or an ONNX TensorProto .pb, which may name the input itself): it "
+            "becomes a constant",
+            cxxopts::value<std::vector<std::string>>(), "NAME=FILE|FILE.pb")(
             "quiet", "no progress messages");
         cli::add_validate_option(o);
       },
@@ -100,6 +103,14 @@ int main(int argc, char** argv) {
         }
         frontend::CompileOptions opt;
         if (r.count("input-shape")) opt.import.input_shape = parse_shape(r["input-shape"].as<std::string>());
+        if (r.count("constant-input"))
+          for (const std::string& b : r["constant-input"].as<std::vector<std::string>>()) {
+            // NAME=FILE, or FILE: a TensorProto naming its input (ONNX's test sets' input_K.pb).
+            auto eq = b.find('=');
+            if (eq == std::string::npos) opt.import.constant_inputs.emplace_back("", b);
+            else if (eq == 0 || eq + 1 == b.size()) throw_usage_error("--constant-input: '" + b + "' is not NAME=FILE or FILE");
+            else opt.import.constant_inputs.emplace_back(b.substr(0, eq), b.substr(eq + 1));
+          }
         if (r.count("batch")) {
           int64_t b = r["batch"].as<int64_t>();
           if (b < 1) throw_usage_error("--batch must be at least 1");
