@@ -25,9 +25,14 @@ def build(name, seed, size, bn_stats=False):
 
     torch.manual_seed(seed)
     ctor = getattr(torchvision.models, name, None)
+    kwargs = {}
+    for sub in ("segmentation", "detection"):
+        if ctor is None and hasattr(getattr(torchvision.models, sub), name):
+            ctor = getattr(getattr(torchvision.models, sub), name)
+            # Their backbones default to pretrained ImageNet weights (a download).
+            kwargs = {"weights_backbone": None}
     if ctor is None:
         sys.exit(f"export_torchvision.py: unknown torchvision model '{name}'")
-    kwargs = {}
     if name in ("googlenet", "inception_v3"):
         kwargs = {"aux_logits": False, "init_weights": True}
     if name.startswith("vit_"):

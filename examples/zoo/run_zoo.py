@@ -20,7 +20,9 @@ Networks: torchvision models (random weights, exported by
 examples/models/export_torchvision.py with Debian's python3-torch), the TFLite
 files of the reference data (reference/tflite; a TFLite model has a fixed
 batch: for another batch the script asks onnx2fir and records its answer),
-and libonnx-testdata's pytorch-converted Conv2d tests.
+libonnx-testdata's pytorch-converted Conv2d tests, and node tests of the
+spatial operators (their parameters, inputs 1, 2, ... of test_data_set_0,
+given to onnx2fir with --constant-input).
 
 Recorded per case: the first stage that failed and the first line of its
 error (or OK), zebusim's cycles, MACs and MAC utilisation (of the used
@@ -54,6 +56,9 @@ TFLITE = ["mobilenet_v2_quantized_1x3x224x224", "person_detect", "hello_world_in
 ONNX_TESTS = ["test_Conv2d", "test_Conv2d_strided", "test_Conv2d_padding", "test_Conv2d_depthwise",
               "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided", "test_Conv2d_depthwise_with_multiplier",
               "test_Conv2d_groups", "test_Conv2d_dilated"]
+# libonnx-testdata's node tests of the spatial operators of CNNs (pooling,
+# resize, padding, standalone BatchNormalization and activations).
+ONNX_NODE_TESTS = []
 ARCHS = ["zebu-1core", "chip-64tops"]
 BATCHES = [1, 4]
 STAGES = ["export", "onnx2fir", "gemini", "irgen", "asm", "zebusim", "functional"]
@@ -70,7 +75,7 @@ def onnx_testdata_dir():
 class Network:
     def __init__(self, name, kind, path=None):
         self.name = name
-        self.kind = kind  # torchvision, tflite, onnx-testdata
+        self.kind = kind  # torchvision, tflite, onnx-testdata, onnx-node
         self.path = path  # the model file (None for torchvision: exported into OUT/models)
 
 
@@ -79,6 +84,8 @@ def all_networks():
     nets += [Network(n, "tflite", os.path.join(reference_dir(), "tflite", n + ".tflite")) for n in TFLITE]
     nets += [Network(n, "onnx-testdata", os.path.join(onnx_testdata_dir(), "pytorch-converted", n, "model.onnx"))
              for n in ONNX_TESTS]
+    nets += [Network(n, "onnx-node", os.path.join(onnx_testdata_dir(), "node", n, "model.onnx"))
+             for n in ONNX_NODE_TESTS]
     return nets
 
 
@@ -298,6 +305,12 @@ def compile_fir(r, net, batch, case_dir):
     data = os.path.join(case_dir, "data")
     cmd = [r.tool("onnx2fir"), model, "--batch", str(batch), "--calib-random", "8", "--data-dir", "data",
            "-o", os.path.basename(fir_path), "--quiet"]
+    if net.kind == "onnx-node":
+        # The operator's parameters (inputs 1, 2, ... of the test set) as constants.
+        k = 1
+        while os.path.exists(os.path.join(os.path.dirname(model), "test_data_set_0", f"input_{k}.pb")):
+            cmd += ["--constant-input", os.path.join(os.path.dirname(model), "test_data_set_0", f"input_{k}.pb")]
+            k += 1
     ok, _, first = r.run("onnx2fir", cmd, case_dir, "onnx2fir.log")
     if not ok:
         raise StageError("onnx2fir", first)

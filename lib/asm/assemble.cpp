@@ -11,12 +11,14 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "asm/asm.hpp"
 #include "asm/builder.hpp"
 #include "asm/dram_layout.hpp"
+#include "fir/resize.hpp"
 #include "support/error.hpp"
 
 namespace cct::assembler {
@@ -690,7 +692,9 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   if (L.input_dtype.empty() || L.output_dtype.empty())
     fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\" has no input or output dtype");
   const bool maxpool = L.op == fir::Op::MaxPool2d;
-  const bool pool = maxpool || L.op == fir::Op::AvgPool2d;
+  const bool resize = L.op == fir::Op::Resize;
+  // (a resize is a vp_pool too: it reads a window of its input box per output pixel)
+  const bool pool = maxpool || L.op == fir::Op::AvgPool2d || resize;
   // The VP reads its operands from L2, where the schedule brings layer
   // outputs, graph inputs and the constant operands of PReLU and element-wise
   // layers (loaded from DRAM); the average pool's constant divisor is the
@@ -766,6 +770,7 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   const auto mp = mapping(k, static_cast<int32_t>(ti));
   isa::Lut lut = isa::Lut::Requantize;
   if (maxpool) lut = isa::Lut::MaxPool;
+  else if (resize) lut = isa::Lut::Resize;
   else if (pool) lut = isa::Lut::AvgPool;
   else if (L.op == fir::Op::ElementWiseMul) lut = isa::Lut::Mul;
   else if (L.op == fir::Op::ElementWiseAdd || L.op == fir::Op::ElementWiseSub) {
@@ -860,6 +865,14 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   tp.mapping = mp;
   auto st = L.strides();
   auto win = L.pool_size.value_or(std::array<int64_t, 2>{1, 1});
+  std::optional<fir::ResizeGeometry> rsg;
+  if (resize) {
+    std::string why;
+    rsg = fir::resize_geometry(L, &why);
+    if (!rsg) fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\" (resize): " + why);
+    // KERNEL: the taps each output blends (priced per output pixel).
+    win = rsg->mode == 0 ? std::array<int64_t, 2>{2, 2} : std::array<int64_t, 2>{1, 1};
+  }
   tp.set_list(Param::STRIDE, {static_cast<int32_t>(st[0]), static_cast<int32_t>(st[1])});
   tp.set_list(Param::KERNEL, {static_cast<int32_t>(win[0]), static_cast<int32_t>(win[1])});
   tp.set_list(Param::Tile, {i32(od[1], sh_.o, p, "tile"), i32(od[2], sh_.o, p, "tile"), i32(od[3], sh_.o, p, "tile")});
@@ -868,6 +881,37 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   // Max pooling pads with the smallest 16-bit value.
   tp.set(Param::PADV_AREA, maxpool ? std::numeric_limits<int16_t>::min() : 0);
   emit_cfg(tp);
+
+  if (pool && !resize) {
+    // Dilated windows and averages over the elements inside the input: a
+    // vp_cfg_pl, written back to its reset value before a plain pool after one.
+    auto dil = L.dilations();
+    const Json* cip = nullptr;
+    if (const Json* a = activation_attr(L)) cip = a->find("count_include_pad");
+    const bool inside = !maxpool && cip && cip->is_bool() && !cip->as_bool();
+    if (dil[0] != 1 || dil[1] != 1 || inside || cfg_[static_cast<int>(Opcode::vp_cfg_pl)]) {
+      Instruction pl(Opcode::vp_cfg_pl);
+      pl.mapping = mp;
+      pl.set_list(Param::DILATION, {i32(dil[0], sh_.o, p, "dilation"), i32(dil[1], sh_.o, p, "dilation")});
+      pl.set(Param::PLDIV, inside ? 1 : 0);
+      emit_cfg(pl);
+    }
+  }
+  if (resize) {
+    // The coordinate map of the layer and where this tile sits in it: its
+    // first output pixel and the input pixel at STaddr, in layer coordinates.
+    Instruction rs(Opcode::vp_cfg_rs);
+    rs.mapping = mp;
+    rs.set(Param::RSMD, rsg->mode);
+    rs.set_float(Param::RSKH, rsg->axis[0].step);
+    rs.set_float(Param::RSKW, rsg->axis[1].step);
+    rs.set_float(Param::RSBH, rsg->axis[0].offset);
+    rs.set_float(Param::RSBW, rsg->axis[1].offset);
+    rs.set_list(Param::RSIN, {i32(rsg->axis[0].in, sh_.o, p, "resize"), i32(rsg->axis[1].in, sh_.o, p, "resize")});
+    rs.set_list(Param::RSOO, {i32(t.ofmap_lower[2], sh_.o, p, "tile"), i32(t.ofmap_lower[3], sh_.o, p, "tile")});
+    rs.set_list(Param::RSIO, {i32(t.ifmap_lower[2], sh_.o, p, "tile"), i32(t.ifmap_lower[3], sh_.o, p, "tile")});
+    emit_cfg(rs);
+  }
 
   const bool float_in = L.input_dtype[0] == "float16";
   const int64_t iqen = (sh_.dialect == Dialect::Wl0 && float_in) ? 0 : 1;

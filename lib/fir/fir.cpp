@@ -43,6 +43,7 @@ constexpr OpInfo kOps[] = {
     {Op::LayerNorm, "layer_norm", KeyOrder::Pe, 1, 3, false},
     {Op::Slice, "slice", KeyOrder::Vp, 1, 1, false},
     {Op::Gather, "gather", KeyOrder::Vp, 1, 1, false},
+    {Op::Resize, "resize", KeyOrder::Vp, 1, 1, false},
     {Op::Unknown, "unknown", KeyOrder::Pe, 0, -1, false},
 };
 }  // namespace
@@ -564,6 +565,67 @@ bool move_requantizes(const Layer& l, size_t input) {
   if (*l.quant_info->output_scale == 0.0) return true;
   return !int8::requantize_is_identity(q.scale, q.zero_point, 1.0 / *l.quant_info->output_scale,
                                        -*l.quant_info->output_zero_point);
+}
+
+}  // namespace cct::fir
+
+// ---- resize -------------------------------------------------------------------
+
+#include "fir/resize.hpp"
+
+namespace cct::fir {
+
+std::optional<ResizeGeometry> resize_geometry(const Layer& l, std::string* why) {
+  auto no = [&](const std::string& w) -> std::optional<ResizeGeometry> {
+    if (why) *why = w;
+    return std::nullopt;
+  };
+  const Json* attr = nullptr;
+  if (l.activation && l.activation->attr.is_object()) attr = &l.activation->attr;
+  for (const auto& [key, val] : l.extra)
+    if (!attr && key == "activation_attr" && val.is_object()) attr = &val;
+  if (!attr) return no("activation_attr with the resize parameters is missing");
+  auto str = [&](const char* k, const char* dflt) {
+    const Json* v = attr->find(k);
+    return v && v->is_string() ? v->as_string() : std::string(dflt);
+  };
+  if (l.input_shape.empty() || l.input_shape[0].size() != 4 || l.output_shape.size() != 1 || l.output_shape[0].size() != 4)
+    return no("a resize takes one [N, C, H, W] input to one [N, C, H, W] output");
+  ResizeGeometry g;
+  std::string mode = str("mode", "nearest"), ctm = str("coordinate_transformation_mode", "half_pixel"),
+              nearest = str("nearest_mode", "round_prefer_floor");
+  if (mode == "linear") g.mode = 0;
+  else if (mode != "nearest") return no("resize mode \"" + mode + "\" (nearest or linear)");
+  else if (nearest == "round_prefer_floor") g.mode = 1;
+  else if (nearest == "round_prefer_ceil") g.mode = 2;
+  else if (nearest == "floor") g.mode = 3;
+  else if (nearest == "ceil") g.mode = 4;
+  else return no("nearest_mode \"" + nearest + "\"");
+  const Json* scales = attr->find("scales");
+  if (!scales || !scales->is_array() || scales->size() != 2) return no("\"scales\" must hold [sh, sw]");
+  for (int d = 0; d < 2; ++d) {
+    const Json& sj = scales->as_array()[static_cast<size_t>(d)];
+    if (!sj.is_number() || !(sj.as_double() > 0)) return no("\"scales\" must be positive numbers");
+    double s = sj.as_double();
+    ResizeAxis& a = g.axis[static_cast<size_t>(d)];
+    a.in = l.input_shape[0][static_cast<size_t>(2 + d)];
+    a.out = l.output_shape[0][static_cast<size_t>(2 + d)];
+    if (ctm == "half_pixel" || (ctm == "pytorch_half_pixel" && a.out > 1)) {
+      a.step = 1.0 / s, a.offset = 0.5 / s - 0.5;
+    } else if (ctm == "pytorch_half_pixel") {
+      a.step = 0.0, a.offset = 0.0;
+    } else if (ctm == "align_corners") {
+      double len = s * static_cast<double>(a.in);
+      a.step = len > 1.0 ? static_cast<double>(a.in - 1) / (len - 1.0) : 0.0, a.offset = 0.0;
+    } else if (ctm == "asymmetric") {
+      a.step = 1.0 / s, a.offset = 0.0;
+    } else if (ctm == "tf_half_pixel_for_nn") {
+      a.step = 1.0 / s, a.offset = 0.5 / s;
+    } else {
+      return no("coordinate_transformation_mode \"" + ctm + "\"");
+    }
+  }
+  return g;
 }
 
 }  // namespace cct::fir

@@ -55,6 +55,7 @@ enum class Op : uint8_t {
   LayerNorm,
   Slice,      // a strided box of the input (starts, ends, steps): data movement (extension)
   Gather,     // fixed indices along one axis (axis, indices), e.g. a channel shuffle: data movement (extension)
+  Resize,  // nearest or bilinear resampling of H and W (activation_attr: mode, scales, ...), vector processor
   Unknown,  // an operation name this library does not know (kept as written)
 };
 

@@ -99,9 +99,10 @@ std::optional<Shape> infer_output_shape(const Layer& l) {
       auto k = *l.pool_size;
       auto p = l.pads();
       auto s = l.strides();
+      auto d = l.dilations();
       bool ceil = l.ceil_mode.value_or(false);
-      auto oh = window_out(x[2], p[0], p[1], k[0], s[0], 1, ceil);
-      auto ow = window_out(x[3], p[2], p[3], k[1], s[1], 1, ceil);
+      auto oh = window_out(x[2], p[0], p[1], k[0], s[0], d[0], ceil);
+      auto ow = window_out(x[3], p[2], p[3], k[1], s[1], d[1], ceil);
       if (!oh || !ow) return std::nullopt;
       return Shape{x[0], x[1], *oh, *ow};
     }
@@ -190,6 +191,12 @@ std::optional<Shape> infer_output_shape(const Layer& l) {
         out[i] = x[static_cast<size_t>(p)];
       }
       return out;
+    }
+    case Op::Resize: {
+      // The output size is the layer's own (ONNX gives sizes or scales);
+      // batch and channels pass through.
+      if (x.size() != 4 || l.output_shape.size() != 1 || l.output_shape[0].size() != 4) return std::nullopt;
+      return Shape{x[0], x[1], l.output_shape[0][2], l.output_shape[0][3]};
     }
     case Op::Quantize:
     case Op::Relu:

@@ -6,6 +6,7 @@
 #include <limits>
 #include <utility>
 
+#include "interp/int8_ops.hpp"
 #include "support/error.hpp"
 
 namespace cct::footprint {
@@ -336,6 +337,12 @@ void Planner::plan(size_t i, Step& s) {
   records_->follow(i, s);
 }
 
+// The rows (or columns) of the input a resize tile reads: from the first
+// output's first tap to the last output's second (taps grow with o).
+std::pair<int64_t, int64_t> resize_span(int8::ResizeMode m, int64_t o0, int64_t n, float step, float offset, int64_t in) {
+  return {int8::resize_tap(m, o0, step, offset, in).i0, int8::resize_tap(m, o0 + n - 1, step, offset, in).i1};
+}
+
 void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>& last_cfg) {
   const Instruction& in = prog_.instructions[i];
   s.core = in.mapping.core;
@@ -524,13 +531,13 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
       const Instruction& tp = need(Opcode::vp_cfg_tp, kTp);
       if (o_.functional) need(Opcode::vp_cfg_qp, kQp);
       const int64_t lut = in.get(Param::LUT);
-      const bool known = pool ? (lut == kLutMaxPool || lut == kLutAvgPool)
+      const bool known = pool ? (lut == kLutMaxPool || lut == kLutAvgPool || lut == kLutResize)
                               : (lut == kLutRequantize || two_operands(lut) || activation_lut(lut));
       // An operation the model does not know reads what both its operand addresses name.
       const bool two = !pool && (two_operands(lut) || (!known && in.get(Param::STaddr) != in.get(Param::STaddr1)));
       if (o_.functional && !known)
         fail(i, "LUT " + std::to_string(lut) + " is not an operation the functional model implements (" +
-                    (pool ? "17 max pool, 56 average pool" : "16 requantize, 18-21 add, subtract, multiply, reverse subtract, 32-42 activations") + ")");
+                    (pool ? "17 max pool, 56 average pool, 57 resize" : "16 requantize, 18-21 add, subtract, multiply, reverse subtract, 32-42 activations") + ")");
       if (o_.functional && in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq, kIq);
       if (o_.functional && two && in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq1, kIq1);
       if (o_.functional && pool && lut == kLutAvgPool) need(Opcode::vp_cfg_gms, kGms);
@@ -546,14 +553,42 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
       fits(tile, ob, "vp_cfg_tp Tile", "vp_cfg_fm DTile");
       if (tile[0] > ib.c) fail(i, "vp_cfg_tp Tile has more channels than vp_cfg_fm STile");
       const int64_t C = tile[0], H = tile[1], W = tile[2];
-      if (pool) {
+      if (pool && lut == kLutResize) {
+        const Instruction& rs = need(Opcode::vp_cfg_rs, kRs);
+        const auto mode = int8::ResizeMode(rs.get(Param::RSMD));
+        if (rs.get(Param::RSMD) < 0 || rs.get(Param::RSMD) > int64_t(int8::ResizeMode::NearestCeil))
+          fail(i, "vp_cfg_rs RSMD " + std::to_string(rs.get(Param::RSMD)) + " is no resize mode (0-4)");
+        auto insz = rs.list(Param::RSIN), oo = rs.list(Param::RSOO), io = rs.list(Param::RSIO);
+        positive(insz, "vp_cfg_rs RSIN");
+        if (o_.functional && product({C, H, W, 4}) > kMaxOperations)
+          fail(i, "the resize reads more elements than the functional model's " + std::to_string(kMaxOperations));
+        auto [r0, r1] = resize_span(mode, oo[0], H, int8::param(rs.number(Param::RSKH)), int8::param(rs.number(Param::RSBH)), insz[0]);
+        auto [c0, c1] = resize_span(mode, oo[1], W, int8::param(rs.number(Param::RSKW)), int8::param(rs.number(Param::RSBW)), insz[1]);
+        // The rows and columns read, in the box from STaddr (layer row RSIO[0], column RSIO[1]).
+        if (r0 < io[0] || c0 < io[1])
+          fail(i, "the resize reads input row " + std::to_string(r0) + ", column " + std::to_string(c0) +
+                      ", before the box's first at STaddr (vp_cfg_rs RSIO " + std::to_string(io[0]) + ", " + std::to_string(io[1]) + ")");
+        const int32_t span[3] = {int32_t(C), int32_t(r1 - io[0] + 1), int32_t(c1 - io[1] + 1)};
+        fits(span, ib, "the rows and columns the resize reads", "vp_cfg_fm STile");
+        s.reads.push_back(block_in(Space::L2, in.get(Param::STaddr) + (r0 - io[0]) * ib.row() + (c0 - io[1]) * ib.pixel, ib,
+                                   1, r1 - r0 + 1, c1 - c0 + 1, C * ib.elem));
+      } else if (pool) {
         auto kernel = tp.list(Param::KERNEL), stride = tp.list(Param::STRIDE);
         positive(kernel, "vp_cfg_tp KERNEL");
         positive(stride, "vp_cfg_tp STRIDE");
         if (o_.functional && product({C, H, W, kernel[0], kernel[1]}) > kMaxOperations)
           fail(i, "the pooling windows hold more elements than the functional model's " + std::to_string(kMaxOperations));
+        // vp_cfg_pl is optional: before any, windows are undilated.
+        int64_t dh = 1, dw = 1;
+        if (last_cfg[size_t(Opcode::vp_cfg_pl)] >= 0) {
+          const Instruction& pl = need(Opcode::vp_cfg_pl, kPl);
+          positive(pl.list(Param::DILATION), "vp_cfg_pl DILATION");
+          dh = pl.list(Param::DILATION)[0], dw = pl.list(Param::DILATION)[1];
+          if (pl.get(Param::PLDIV) != 0 && (pl.get(Param::PLDIV) != 1 || lut != kLutAvgPool))
+            fail(i, "vp_cfg_pl PLDIV " + std::to_string(pl.get(Param::PLDIV)) + " (0 constant, 1 inside the box: average pools only)");
+        }
         const int64_t r0 = in.get(Param::IPH), c0 = in.get(Param::IPW);
-        const int64_t r1 = r0 + (H - 1) * stride[0] + kernel[0], c1 = c0 + (W - 1) * stride[1] + kernel[1];
+        const int64_t r1 = r0 + (H - 1) * stride[0] + (kernel[0] - 1) * dh + 1, c1 = c0 + (W - 1) * stride[1] + (kernel[1] - 1) * dw + 1;
         const int64_t rr0 = std::max<int64_t>(r0, 0), rr1 = std::min(r1, ib.h);
         const int64_t cc0 = std::max<int64_t>(c0, 0), cc1 = std::min(c1, ib.w);
         if (rr1 > rr0 && cc1 > cc0)

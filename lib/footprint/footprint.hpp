@@ -73,6 +73,7 @@ inline constexpr int64_t kLutRequantize = int64_t(isa::Lut::Requantize);  // one
 inline constexpr int64_t kLutMaxPool = int64_t(isa::Lut::MaxPool);
 inline constexpr int64_t kLutAdd = int64_t(isa::Lut::Add);                // two operands: element-wise sum
 inline constexpr int64_t kLutAvgPool = int64_t(isa::Lut::AvgPool);
+inline constexpr int64_t kLutResize = int64_t(isa::Lut::Resize);
 // Operations of two operands (A at STaddr1, B at STaddr).
 bool two_operands(int64_t lut);
 // The activation LUTs (of one operand, or PReLU's two).
@@ -81,12 +82,12 @@ bool activation_lut(int64_t lut);
 bool takes_act_params(int64_t lut);
 
 // The configuration instructions an operation uses (slots of Step::cfg).
-enum Cfg { kFm, kPm, kTp, kQp, kIq, kIq1, kGms, kFm1, kAct, kGp };
+enum Cfg { kFm, kPm, kTp, kQp, kIq, kIq1, kGms, kFm1, kAct, kGp, kRs, kPl };
 
 // The statically known part of an instruction.
 struct Step {
   int32_t core = 0;
-  std::array<int32_t, 10> cfg{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};  // indices of the configuration instructions used
+  std::array<int32_t, 12> cfg{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1};  // indices of the configuration instructions used
   std::vector<Block> reads, writes;
   int64_t macs = 0;  // pe_conv
   // ldw_mov / lw_mov: the records moved; pe_conv: the records read (c = 0: none).

@@ -172,8 +172,34 @@ int fold_batch_norm(Graph& g) {
       ++folded;
       continue;
     }
-    // Standalone: y = x * a + b with a, b shaped [C, 1, ...] to broadcast on axis 1.
     if (!g.value(x).has_shape || g.value(x).shape.size() < 2) continue;
+    if (g.value(x).shape.size() == 4 && g.value(x).shape[1] == C) {
+      // Standalone on an image: a depthwise 1x1 convolution (weights a,
+      // bias b), which the PE array runs like any other.
+      Node conv;
+      conv.op = "Conv";
+      conv.name = bn.name;
+      conv.source_index = bn.source_index;
+      interp::Attribute grp;
+      grp.kind = interp::Attribute::Kind::Int;
+      grp.i = C;
+      conv.attrs["group"] = grp;
+      interp::Attribute ks;
+      ks.kind = interp::Attribute::Kind::Ints;
+      ks.ints = {1, 1};
+      conv.attrs["kernel_shape"] = ks;
+      int wv = add_constant(g, bn.name + "_scale", Tensor::floats({C, 1, 1, 1}, a));
+      int bv = add_constant(g, bn.name + "_shift", Tensor::floats({C}, b));
+      conv.inputs = {x, wv, bv};
+      conv.outputs = {y};
+      std::vector<Node> one;
+      one.push_back(std::move(conv));
+      inserts.push_back({k, std::move(one)});
+      drop[k] = 1;
+      ++folded;
+      continue;
+    }
+    // Standalone: y = x * a + b with a, b shaped [C, 1, ...] to broadcast on axis 1.
     interp::Shape cs(g.value(x).shape.size() - 1, 1);
     cs[0] = C;
     int av = add_constant(g, bn.name + "_scale", Tensor::floats(cs, a));
@@ -413,6 +439,56 @@ int fold_pads(Graph& g) {
   return folded;
 }
 
+int pads_to_conv(Graph& g) {
+  int made = 0;
+  for (Node& pad : g.nodes) {
+    if (pad.op != "Pad" || pad.get_string("mode", "constant") != "constant") continue;
+    int x = pad.input(0);
+    if (!g.value(x).has_shape || g.value(x).shape.size() != 4) continue;
+    std::vector<int64_t> pads;
+    float value = 0.0f;
+    if (g.opset < 11) {
+      pads = pad.get_ints("pads");
+      value = pad.get_float("value", 0.0f);
+    } else {
+      if (!g.is_constant(pad.input(1))) continue;
+      pads = g.constant(pad.input(1)).to_ints();
+      if (pad.input(2) >= 0) {
+        if (!g.is_constant(pad.input(2)) || g.constant(pad.input(2)).numel() != 1) continue;
+        value = static_cast<float>(g.constant(pad.input(2)).at_double(0));
+      }
+    }
+    if (pads.size() != 8 || value != 0.0f || pads[0] || pads[1] || pads[4] || pads[5]) continue;
+    if (std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v < 0; })) continue;
+    // A zero Pad of the spatial axes is a depthwise 1x1 convolution by 1
+    // whose padding is the Pad's: the PE array fills the border with zeros.
+    const int64_t C = g.value(x).shape[1];
+    Node conv;
+    conv.op = "Conv";
+    conv.name = pad.name;
+    conv.source_index = pad.source_index;
+    interp::Attribute grp;
+    grp.kind = interp::Attribute::Kind::Int;
+    grp.i = C;
+    conv.attrs["group"] = grp;
+    interp::Attribute ks;
+    ks.kind = interp::Attribute::Kind::Ints;
+    ks.ints = {1, 1};
+    conv.attrs["kernel_shape"] = ks;
+    interp::Attribute pa;
+    pa.kind = interp::Attribute::Kind::Ints;
+    pa.ints = {pads[2], pads[3], pads[6], pads[7]};
+    conv.attrs["pads"] = pa;
+    int wv = add_constant(g, pad.name + "_identity", Tensor::floats({C, 1, 1, 1}, std::vector<float>(size_t(C), 1.0f)));
+    conv.inputs = {x, wv};
+    conv.outputs = {pad.outputs[0]};
+    pad = std::move(conv);
+    ++made;
+  }
+  g.relink();
+  return made;
+}
+
 bool complete_shapes(Graph& g) {
   bool missing = false;
   for (const auto& n : g.nodes)
@@ -497,11 +573,17 @@ void simplify(Graph& g) {
   simplify_layout(g);
   g.prune();  // transposes left dead by cancellation must not count as readers
   fold_pads(g);
+  pads_to_conv(g);
   fold_batch_norm(g);
   g.prune();
   complete_shapes(g);
   spatial_means_to_pooling(g);
-  // Shapes may have become known: drop reshapes that turned out to be no-ops.
+  // Shapes may have become known: fold what reads them (a Resize's sizes
+  // taken from a Shape), drop reshapes that turned out to be no-ops.
+  while (fold_constants(g) > 0) {
+    g.prune();
+    complete_shapes(g);
+  }
   remove_noops(g);
   g.prune();
 }

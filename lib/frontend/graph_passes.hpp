@@ -17,8 +17,9 @@ int fold_constants(interp::Graph& g);
 int remove_noops(interp::Graph& g);
 
 // Folds BatchNormalization into the Conv (or Gemm) that feeds it when that
-// producer has no other reader; any other BatchNormalization becomes a Mul
-// and an Add by per-channel constants. Returns the number of BN nodes removed.
+// producer has no other reader; any other BatchNormalization of an image
+// (4-D) becomes a depthwise 1x1 Conv, of other ranks a Mul and an Add by
+// per-channel constants. Returns the number of BN nodes removed.
 int fold_batch_norm(interp::Graph& g);
 
 // Composes consecutive Transposes (dropping those that cancel), turns
@@ -35,6 +36,9 @@ int fold_pads(interp::Graph& g);
 // GlobalAveragePool (and a Reshape when keepdims is 0). Returns the number
 // rewritten.
 int spatial_means_to_pooling(interp::Graph& g);
+// Turns each remaining zero constant Pad of the spatial axes of an image into
+// a depthwise 1x1 Conv by 1 with the Pad's padding. Returns the number made.
+int pads_to_conv(interp::Graph& g);
 
 // Runs the float interpreter once on zero inputs when some computed tensor
 // still lacks a static shape, and records every shape. Returns true if it ran.

@@ -187,6 +187,14 @@ class Lowerer {
     if (op == "Softmax") return softmax(n);
     if (op == "LayerNormalization") return layer_norm(n);
     if (op == "Gather") return gather(n);
+    if (op == "Resize" || op == "Upsample") return resize(n);
+    if (op == "Pad")
+      fail(n, "Pad in mode '" + n.get_string("mode", "constant") +
+                  "' is not supported: only a zero constant Pad of the spatial axes of an image (N, C, H, W) with "
+                  "constant non-negative pads runs on the accelerator (as a convolution's padding); reflect, edge and "
+                  "nonzero constant padding copy or fill border pixels, which no instruction does");
+    if (op == "BatchNormalization")
+      fail(n, "BatchNormalization whose scale, bias, mean and variance are not constants (per channel) is not supported");
     fail(n, "operator " + op + " has no Frontend IR equivalent");
   }
 
@@ -670,7 +678,7 @@ class Lowerer {
       std::vector<int64_t> kernel = n.get_ints("kernel_shape");
       bool ceil = n.get_int("ceil_mode", 0) != 0;
       interp::Window w = interp::resolve_window(n, {xs[2], xs[3]}, kernel, ceil);
-      if (w.dilation[0] != 1 || w.dilation[1] != 1) return fail(n, "dilated pooling is not supported");
+      if (w.dilation[0] != 1 || w.dilation[1] != 1) p.l.dilation = std::array<int64_t, 2>{w.dilation[0], w.dilation[1]};
       p.l.pool = std::array<int64_t, 2>{kernel[0], kernel[1]};
       p.l.stride = std::array<int64_t, 2>{w.stride[0], w.stride[1]};
       p.l.padding = std::array<int64_t, 4>{w.pad_begin[0], w.pad_end[0], w.pad_begin[1], w.pad_end[1]};
@@ -679,10 +687,17 @@ class Lowerer {
         bool pads = w.pad_begin[0] || w.pad_end[0] || w.pad_begin[1] || w.pad_end[1];
         bool overhang = false;
         for (int d = 0; d < 2; ++d)
-          if ((w.out[d] - 1) * w.stride[d] + kernel[d] > xs[2 + d] + w.pad_begin[d] + w.pad_end[d]) overhang = true;
-        if ((pads && n.get_int("count_include_pad", 0) == 0) || overhang)
-          return fail(n, "average pooling whose divisor varies at the borders (padding without count_include_pad, "
-                         "or ceil_mode windows past the padding) is not supported");
+          if ((w.out[d] - 1) * w.stride[d] + (kernel[d] - 1) * w.dilation[d] + 1 > xs[2 + d] + w.pad_begin[d] + w.pad_end[d])
+            overhang = true;
+        bool include_pad = n.get_int("count_include_pad", 0) != 0;
+        if (pads && include_pad && overhang)
+          return fail(n, "average pooling counting its padding whose ceil_mode windows also reach past the padding "
+                         "(a divisor of the padded window's part) is not supported");
+        // The divisor varies at the borders: the window's elements inside the input.
+        if ((pads && !include_pad) || overhang) {
+          p.l.activation_attr = Json::object();
+          p.l.activation_attr.set("count_include_pad", false);
+        }
       }
     }
     if (!is_max) {
@@ -694,6 +709,44 @@ class Lowerer {
       p.in_values.push_back(add_constant_value(p.l.name + "_constant1", std::move(k)));
     }
     emit(std::move(p), n.outputs[0]);
+  }
+
+  // Resize of H and W on the vector processor (formats/Frontend_IR_Format.md):
+  // ONNX's attributes and the scales in activation_attr, the output size in
+  // the output shape.
+  void resize(const Node& n) {
+    int x = n.input(0), out = n.outputs[0];
+    const Shape& xs = shape(x);
+    const Shape& os = shape(out);
+    if (xs.size() != 4 || os.size() != 4 || xs[0] != os[0] || xs[1] != os[1])
+      return fail(n, "only the height and width of a 4-D tensor may be resized");
+    bool legacy = n.op == "Upsample" || g_.opset < 11;
+    std::vector<double> scales;
+    int sv = n.op == "Upsample" ? (g_.opset >= 9 ? n.input(1) : -1) : (g_.opset < 11 ? n.input(1) : n.input(2));
+    int zv = legacy ? -1 : n.input(3);
+    if (n.op == "Upsample" && g_.opset < 9) {
+      for (float f : n.get_floats("scales")) scales.push_back(f);
+    } else if (zv >= 0 && is_const(zv) && g_.constant(zv).numel() == 4) {
+      for (int d = 0; d < 4; ++d) scales.push_back(double(os[d]) / double(xs[d]));
+    } else if (sv >= 0 && is_const(sv) && g_.constant(sv).numel() == 4) {
+      for (int d = 0; d < 4; ++d) scales.push_back(g_.constant(sv).at_double(d));
+    } else {
+      return fail(n, "the scales or sizes must be constants");
+    }
+    if (scales.size() != 4) return fail(n, "scales must hold one value per axis");
+    std::string mode = n.get_string("mode", "nearest");
+    Proto p;
+    p.l.op = fir::Op::Resize;
+    p.l.name = base_name(n) + "_1";
+    p.l.ori_name = n.name;
+    p.l.activation_attr = Json::object();
+    p.l.activation_attr.set("mode", mode == "nearest" ? "nearest" : "linear");
+    p.l.activation_attr.set("coordinate_transformation_mode",
+                            legacy ? std::string("asymmetric") : n.get_string("coordinate_transformation_mode", "half_pixel"));
+    p.l.activation_attr.set("nearest_mode", legacy ? std::string("floor") : n.get_string("nearest_mode", "round_prefer_floor"));
+    p.l.activation_attr.set("scales", Json(std::vector<double>{scales[2], scales[3]}));
+    p.in_values = {x};
+    emit(std::move(p), out);
   }
 
   void concat(const Node& n) {
@@ -1246,8 +1299,9 @@ class Lowerer {
     for (size_t k = 0; k < n; ++k) {
       const LLayer& l = m_.layers[k];
       if (l.out_dtype != "int8") continue;
+      // (a resize's values lie between its input's)
       bool keep = l.op == fir::Op::MaxPool2d || l.op == fir::Op::Reshape || l.op == fir::Op::Transpose ||
-                  l.op == fir::Op::Slice || l.op == fir::Op::Gather;
+                  l.op == fir::Op::Slice || l.op == fir::Op::Gather || l.op == fir::Op::Resize;
       if (keep && !l.inputs.empty() && l.inputs[0].kind == Operand::Kind::Layer &&
           m_.layers[static_cast<size_t>(l.inputs[0].index)].out_dtype == "int8")
         unite(static_cast<int>(k), l.inputs[0].index);

@@ -344,6 +344,32 @@ interp::Graph import_onnx_bytes(const std::string& bytes, const std::string& nam
 
   if (model.graph().output_size() == 0) throw_input_error(name + ": the graph declares no outputs");
 
+  // --constant-input: the value becomes an initializer of the input's name
+  // (an input that is also an initializer is a constant, below).
+  for (const auto& [given, file] : options.constant_inputs) {
+    std::string cname = given;
+    onnx::TensorProto tp;
+    if (file.size() > 4 && file.compare(file.size() - 4, 4, ".npy") == 0) {
+      NpyArray a = read_npy(file);
+      std::vector<float> f = a.to_float();
+      for (int64_t d : a.shape) tp.add_dims(d);
+      tp.set_data_type(onnx::TensorProto::FLOAT);
+      for (float x : f) tp.add_float_data(x);
+    } else if (!tp.ParseFromString(read_input(file))) {
+      throw_input_error(file + ": --constant-input: neither a .npy file nor an ONNX TensorProto");
+    }
+    if (cname.empty()) cname = tp.name();
+    if (cname.empty()) throw_usage_error("--constant-input " + file + ": the tensor has no name; give NAME=FILE");
+    bool found = false;
+    for (const auto& in : model.graph().input()) found = found || in.name() == cname;
+    if (!found) throw_usage_error(name + ": --constant-input " + file + ": the model has no input '" + cname + "'");
+    tp.set_name(cname);
+    auto* inits = model.mutable_graph()->mutable_initializer();
+    auto old = std::find_if(inits->begin(), inits->end(), [&](const onnx::TensorProto& t) { return t.name() == cname; });
+    if (old != inits->end()) *old = tp;
+    else *inits->Add() = tp;
+  }
+
   // Inputs that are also initializers are constants (old exporters list them).
   std::map<std::string, int> init_names;
   for (int k = 0; k < model.graph().initializer_size(); ++k) init_names[model.graph().initializer(k).name()] = k;

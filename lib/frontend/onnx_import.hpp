@@ -15,6 +15,11 @@ struct ImportOptions {
   std::vector<int64_t> input_shape;
   // When > 0, sets dimension 0 (the batch) of every model input.
   int64_t batch = 0;
+  // Graph inputs given a value (name, or "" for the TensorProto's own; file: a .pb or a
+  // .npy): they become constants, as initializers. ONNX's node tests pass an
+  // operator's parameters (Clip's bounds, PRelu's slope, BatchNormalization's
+  // statistics, Pad's pads) as inputs, which the accelerator needs as constants.
+  std::vector<std::pair<std::string, std::string>> constant_inputs;
 };
 
 // Opset range of the default ONNX domain the importer accepts. Older opsets

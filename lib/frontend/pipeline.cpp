@@ -177,40 +177,12 @@ void check_tensor_sizes(const interp::Graph& g) {
   }
 }
 
-// --input-value: the named graph inputs become constants of the file's value
-// (its dtype and shape; an input that --batch resized takes the file's shape).
-void fix_input_values(interp::Graph& g, const std::vector<std::pair<std::string, std::string>>& values) {
-  for (const auto& [name, file] : values) {
-    auto at = std::find_if(g.inputs.begin(), g.inputs.end(), [&](int v) { return g.value(v).name == name; });
-    if (at == g.inputs.end()) throw_usage_error("--input-value: the model has no input named '" + name + "'");
-    Tensor t;
-    if (file.ends_with(".pb")) {
-      t = parse_onnx_tensor(read_input(file), file);
-    } else {
-      NpyArray a = read_npy(file);
-      const bool integral = a.type != NpyType::F32 && a.type != NpyType::F64 && a.type != NpyType::F16;
-      t = integral ? Tensor::ints(a.shape, a.to_int()) : Tensor::floats(a.shape, a.to_float());
-    }
-    interp::Value& v = g.value(*at);
-    if (t.shape.size() != v.shape.size() && v.has_shape)
-      throw_input_error(file + ": a tensor of shape " + interp::shape_str(t.shape) + " for input '" + name + "' of rank " +
-                        std::to_string(v.shape.size()));
-    v.shape = t.shape;
-    v.has_shape = true;
-    v.dtype = t.dtype;
-    v.constant = std::make_shared<const Tensor>(std::move(t));
-    g.inputs.erase(at);
-  }
-  if (!values.empty() && g.inputs.empty()) throw_usage_error("--input-value: every input of the model is fixed; one must stay an input");
-}
-
 CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
                             const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };
   CompileResult res;
-  fix_input_values(graph, opt.input_values);
   check_tensor_sizes(graph);
   simplify(graph);
   check_tensor_sizes(graph);  // shapes completed by running the graph

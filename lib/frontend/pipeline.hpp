@@ -30,10 +30,6 @@ struct CompileOptions {
   bool report = false;       // compare float and INT8 layer by layer on every calibration batch
   bool validate = true;
   std::string output_dtype = "float16";  // of the float tensors reaching the graph outputs
-  // Graph inputs fixed to a value (name, .npy or ONNX TensorProto .pb file):
-  // they become constants, e.g. the starts and ends of a Slice given as
-  // inputs (ONNX's node tests).
-  std::vector<std::pair<std::string, std::string>> input_values;
 };
 
 // What the report flags LOW.

@@ -248,6 +248,14 @@ QuantizedModel quantize(const LoweredModel& m, const std::vector<RangeStats>& st
         f.quant_info = qi;
         break;
       }
+      case Op::Resize: {
+        // Dequantize, resample, requantize (to the input's own scale).
+        activation_files();
+        output_file();
+        luts();
+        f.module_list = std::vector<fir::Module>{pre_cal(1), post_cal(outs)};
+        break;
+      }
       case Op::LayerNorm: {
         activation_files();
         output_file();

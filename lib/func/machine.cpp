@@ -17,7 +17,9 @@ using isa::Instruction;
 using isa::Opcode;
 using isa::Param;
 using footprint::kLutAdd;
+using footprint::kLutAvgPool;
 using footprint::kLutMaxPool;
+using footprint::kLutResize;
 using footprint::takes_act_params;
 using footprint::two_operands;
 
@@ -152,7 +154,10 @@ void Machine::start(size_t i) {
       return;
     case Opcode::pe_conv: compute_conv(i, *p); break;
     case Opcode::vp_self: compute_vp_self(i, *p); break;
-    case Opcode::vp_pool: compute_vp_pool(i, *p); break;
+    case Opcode::vp_pool:
+      if (in.get(Param::LUT) == kLutResize) compute_vp_resize(i, *p);
+      else compute_vp_pool(i, *p);
+      break;
     case Opcode::so_mov: {
       std::vector<uint8_t> data;
       read_block(s.reads[0], data);
@@ -419,6 +424,13 @@ void Machine::compute_vp_pool(size_t i, Pending& p) {
   out.mul_k = int8::param(qp.number(Param::QK)), out.sum_b = int8::param(qp.number(Param::QB));
   out.carry = carry_of(qp.get(Param::QCS));
   const float k_scalar = is_max ? 1.0f : int8::param(cfg(i, kGms).number(Param::MG0V));
+  int64_t dh = 1, dw = 1;
+  bool inside_divisor = false;
+  if (s.cfg[kPl] >= 0) {
+    const Instruction& pl = cfg(i, kPl);
+    dh = pl.list(Param::DILATION)[0], dw = pl.list(Param::DILATION)[1];
+    inside_divisor = !is_max && pl.get(Param::PLDIV) == 1;
+  }
   const bool relu = (in.get(Param::GPMD) & kGpmdRelu) != 0;
   // Pads enter the window as PADV_AREA (the smallest value for max pooling, 0 for averages).
   const float pad = float(tp.get(Param::PADV_AREA));
@@ -433,19 +445,81 @@ void Machine::compute_vp_pool(size_t i, Pending& p) {
     for (int64_t ow = 0; ow < OW; ++ow)
       for (int64_t c = 0; c < C; ++c) {
         float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+        float k = k_scalar;
+        if (inside_divisor) {
+          // PLDIV 1: the window's elements inside the box (the rest is padding).
+          int64_t count = 0;
+          for (int64_t a = 0; a < kernel[0]; ++a)
+            for (int64_t b = 0; b < kernel[1]; ++b) {
+              const int64_t r = r0 + oh * stride[0] + a * dh, cc = c0 + ow * stride[1] + b * dw;
+              count += r >= 0 && r < ib.h && cc >= 0 && cc < ib.w;
+            }
+          k = int8::inside_divisor(std::max<int64_t>(count, 1));
+        }
         for (int64_t a = 0; a < kernel[0]; ++a) {
-          const int64_t r = r0 + oh * stride[0] + a;
+          const int64_t r = r0 + oh * stride[0] + a * dh;
           for (int64_t b = 0; b < kernel[1]; ++b) {
-            const int64_t cc = c0 + ow * stride[1] + b;
+            const int64_t cc = c0 + ow * stride[1] + b * dw;
             const bool inside = r >= 0 && r < ib.h && cc >= 0 && cc < ib.w;
-            if (!inside && !is_max && pad == 0.0f) continue;  // a zero pad adds nothing
+            if (!inside && !is_max && (pad == 0.0f || inside_divisor)) continue;  // a zero pad adds nothing
             float t = inside ? x(l2 + staddr + (r - r0) * ib.row() + (cc - c0) * ib.pixel + c * ib.elem) : pad;
-            acc = is_max ? std::max(acc, t) : int8::avg_pool_step(acc, t, k_scalar);
+            acc = is_max ? std::max(acc, t) : int8::avg_pool_step(acc, t, k);
           }
         }
         if (relu && acc < 0.0f) acc = 0.0f;
         out(acc, p.data.data() + ((oh * OW + ow) * C + c) * oe);
       }
+}
+
+// Resize (LUT 57): each output pixel of the tile reads the taps of its row
+// and column (int8::resize_tap, from vp_cfg_rs) in the input box at STaddr,
+// dequantized; nearest takes one element, linear blends four.
+void Machine::compute_vp_resize(size_t i, Pending& p) {
+  const Instruction& in = prog_.instructions[i];
+  const Instruction& fm = cfg(i, kFm);
+  const Instruction& tp = cfg(i, kTp);
+  const Instruction& qp = cfg(i, kQp);
+  const Instruction& rs = cfg(i, kRs);
+  const Step& s = steps_[i];
+  VpInput x;
+  x.half = fm.get_enum<isa::DataFmt>(Param::IDF) == isa::DataFmt::FP16;
+  x.dequantize = in.get(Param::IQEN) != 0;
+  if (x.dequantize) {
+    const Instruction& iq = cfg(i, kIq);
+    x.scale = int8::param(iq.number(Param::IQK0)), x.zero = int8::param(iq.number(Param::IQB0));
+  }
+  VpOutput out;
+  out.to_int8 = fm.get_enum<isa::DataFmt>(Param::ODF) == isa::DataFmt::INT8;
+  out.mul_k = int8::param(qp.number(Param::QK)), out.sum_b = int8::param(qp.number(Param::QB));
+  out.carry = carry_of(qp.get(Param::QCS));
+  const bool relu = (in.get(Param::GPMD) & kGpmdRelu) != 0;
+  const auto mode = int8::ResizeMode(rs.get(Param::RSMD));
+  auto insz = rs.list(Param::RSIN), oo = rs.list(Param::RSOO), io = rs.list(Param::RSIO);
+  const float kh = int8::param(rs.number(Param::RSKH)), bh = int8::param(rs.number(Param::RSBH));
+  const float kw = int8::param(rs.number(Param::RSKW)), bw = int8::param(rs.number(Param::RSBW));
+  Box ib = make_box(a_, fm.list(Param::STile), x.half ? 2 : 1);
+  auto tile = tp.list(Param::Tile);
+  const int64_t C = tile[0], OH = tile[1], OW = tile[2];
+  const int64_t staddr = in.get(Param::STaddr);
+  const uint8_t* l2 = mem(Space::L2, s.core);
+  auto at = [&](int64_t r, int64_t c, int64_t ch) {
+    return x(l2 + staddr + (r - io[0]) * ib.row() + (c - io[1]) * ib.pixel + ch * ib.elem);
+  };
+  const int oe = out.to_int8 ? 1 : 2;
+  p.data.resize(size_t(OH * OW * C * oe));
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const int8::ResizeTap ty = int8::resize_tap(mode, oo[0] + oh, kh, bh, insz[0]);
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      const int8::ResizeTap tx = int8::resize_tap(mode, oo[1] + ow, kw, bw, insz[1]);
+      for (int64_t c = 0; c < C; ++c) {
+        float v = mode == int8::ResizeMode::Linear
+                      ? int8::resize_blend(at(ty.i0, tx.i0, c), at(ty.i0, tx.i1, c), at(ty.i1, tx.i0, c), at(ty.i1, tx.i1, c), ty, tx)
+                      : at(ty.i0, tx.i0, c);
+        if (relu && v < 0.0f) v = 0.0f;
+        out(v, p.data.data() + ((oh * OW + ow) * C + c) * oe);
+      }
+    }
+  }
 }
 
 }  // namespace cct::func

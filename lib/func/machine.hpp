@@ -87,6 +87,7 @@ class Machine {
   void compute_conv(size_t i, Pending& p);
   void compute_vp_self(size_t i, Pending& p);
   void compute_vp_pool(size_t i, Pending& p);
+  void compute_vp_resize(size_t i, Pending& p);
 
   const arch::Architecture& a_;
   const isa::Program& prog_;

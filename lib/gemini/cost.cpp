@@ -337,7 +337,7 @@ struct CostModel::Impl {
         op.second_elements = se[1] * se[2] * se[3];
         op.second_bytes = L.inputs[1].bytes;
       }
-      op.window = L.kind == LayerKind::Pool ? L.pool_window : 1;
+      op.window = L.pool_window;  // 1 but for pools and resizes
       // asm issues one VP instruction per sample; zebusim splits the time of
       // one sample's tile over them, so each further sample adds its fixed part.
       cycles = tiler.vp_cycles(op) + (e[0] - 1) * std::llround(a.timing.vp_fixed_cycles);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <map>
 
+#include "fir/resize.hpp"
+#include "interp/int8_ops.hpp"
 #include "support/error.hpp"
 #include "timing/timing.hpp"
 
@@ -104,6 +106,13 @@ class Builder {
       L.macs = fir::macs(l);
     }
     if (L.kind == LayerKind::Pool) L.pool_window = L.kernel_h * L.kernel_w;
+    if (l.op == fir::Op::Resize) {
+      // As irgen prices it: per output pixel, 4 taps blended (linear) or 1.
+      std::string why;
+      auto g = fir::resize_geometry(l, &why);
+      if (!g) fail(l.name, why);
+      L.pool_window = g->mode == 0 ? 4 : 1;
+    }
     if (L.kind == LayerKind::Vector) {
       // A second activation input selected by the layer's tensor look-up table.
       if (l.tensor_lut.size() > 1 && l.tensor_lut[1].size() >= 3)
@@ -212,6 +221,16 @@ mapping::Box input_region(const Network& net, const Layer& L, size_t input, cons
       r.lower[1] = out.lower[1] / kg * cg;
       r.upper[1] = std::min<int64_t>(d[1] - 1, (out.upper[1] / kg + 1) * cg - 1);
     }
+  } else if (L.fir && L.fir->op == fir::Op::Resize) {
+    // irgen's rule: the taps of the first and last output row and column.
+    auto g = fir::resize_geometry(*L.fir);
+    for (size_t a = 0; g && a < 2; ++a) {
+      const auto mode = static_cast<int8::ResizeMode>(g->mode);
+      float step = int8::param(g->axis[a].step), off = int8::param(g->axis[a].offset);
+      r.lower[2 + a] = int8::resize_tap(mode, out.lower[2 + a], step, off, g->axis[a].in).i0;
+      r.upper[2 + a] = int8::resize_tap(mode, out.upper[2 + a], step, off, g->axis[a].in).i1;
+    }
+    r.lower[1] = std::min(out.lower[1], d[1] - 1), r.upper[1] = std::min(out.upper[1], d[1] - 1);
   } else if (L.kind == LayerKind::Dense) {
     for (int i = 1; i < 4; ++i) r.lower[size_t(i)] = 0, r.upper[size_t(i)] = d[size_t(i)] - 1;
   } else {

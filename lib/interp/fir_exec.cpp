@@ -7,6 +7,7 @@
 #include <limits>
 #include <memory>
 
+#include "fir/resize.hpp"
 #include "interp/gemm.hpp"
 #include "interp/ops.hpp"
 #include "interp/ops_common.hpp"
@@ -106,6 +107,7 @@ struct FirExecutor::Plan {
   int8::ActMode mode = int8::ActMode::Others;
   float k_scalar = 1.0f, alpha = 1.0f / 6.0f, beta = 0.5f;
   bool relu = false, sub = false;
+  bool inside_divisor = false;  // avg_pool2d: divide by the window's elements inside the input
   std::array<int64_t, 2> window{1, 1}, stride{1, 1}, dilation{1, 1};
   std::array<int64_t, 4> pads{0, 0, 0, 0};
   int64_t groups = 1;
@@ -117,6 +119,8 @@ struct FirExecutor::Plan {
   float eps = 1e-5f;
   int64_t axis = 0;
   std::vector<int64_t> perm;
+  // resize
+  fir::ResizeGeometry resize;
   int consumers = 0;
   bool computed = true;   // false: the output comes from run()'s `given`
   bool needed = false;    // (not computed) a computed layer or a graph output reads it
@@ -326,7 +330,10 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
         case Op::AvgPool2d:
           p.window = l.window();
           p.stride = l.strides();
+          p.dilation = l.dilations();
           p.pads = l.pads();
+          if (const Json* attr = activation_attr(l))
+            if (const Json* c = attr->find("count_include_pad")) p.inside_divisor = c->is_bool() && !c->as_bool();
           p.k_scalar = group_float(l, "fp32_mul_group", "mul_group_k_scalar", 1.0f);
           break;
         case Op::ElementWiseAdd:
@@ -372,6 +379,13 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
           p.axis = l.axis.value_or(-1);
           if (const Json* attr = activation_attr(l))
             if (const Json* e = attr->find("epsilon")) p.eps = static_cast<float>(e->as_double());
+          break;
+        }
+        case Op::Resize: {
+          std::string why;
+          auto g = fir::resize_geometry(l, &why);
+          if (!g) bad(l, why);
+          p.resize = *g;
           break;
         }
         case Op::Softmax: p.axis = l.axis.value_or(-1); break;
@@ -585,19 +599,60 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
             for (int64_t oh = 0; oh < Ho; ++oh)
               for (int64_t ow = 0; ow < Wo; ++ow) {
                 float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+                float k = ks;
+                if (!is_max && p.inside_divisor) {
+                  int64_t count = 0;
+                  for (int64_t i = 0; i < p.window[0]; ++i) {
+                    int64_t ih = oh * p.stride[0] - p.pads[0] + i * p.dilation[0];
+                    for (int64_t j = 0; j < p.window[1]; ++j) {
+                      int64_t iw = ow * p.stride[1] - p.pads[2] + j * p.dilation[1];
+                      count += ih >= 0 && ih < H && iw >= 0 && iw < W;
+                    }
+                  }
+                  k = int8::inside_divisor(std::max<int64_t>(count, 1));
+                }
                 for (int64_t i = 0; i < p.window[0]; ++i) {
-                  int64_t ih = oh * p.stride[0] - p.pads[0] + i;
+                  int64_t ih = oh * p.stride[0] - p.pads[0] + i * p.dilation[0];
                   if (ih < 0 || ih >= H) continue;
                   for (int64_t j = 0; j < p.window[1]; ++j) {
-                    int64_t iw = ow * p.stride[1] - p.pads[2] + j;
+                    int64_t iw = ow * p.stride[1] - p.pads[2] + j * p.dilation[1];
                     if (iw < 0 || iw >= W) continue;
                     float t = v[static_cast<size_t>((nc * H + ih) * W + iw)];
                     if (is_max) acc = std::max(acc, t);
-                    else acc = int8::avg_pool_step(acc, t, ks);
+                    else acc = int8::avg_pool_step(acc, t, k);
                   }
                 }
                 emit((nc * Ho + oh) * Wo + ow, acc);
               }
+        });
+        break;
+      }
+      case Op::Resize: {
+        // Dequantize, then per output pixel the source taps of its row and
+        // column (int8::resize_tap), nearest: one element, linear: the blend.
+        const QTensor& x = *in.at(0);
+        int64_t NC = x.shape[0] * x.shape[1], H = x.shape[2], W = x.shape[3], Ho = out.shape[2], Wo = out.shape[3];
+        std::vector<float> v = pre(x, p.pre_s[0], p.pre_z[0]);
+        const auto mode = static_cast<int8::ResizeMode>(p.resize.mode);
+        const auto& ay = p.resize.axis[0];
+        const auto& ax = p.resize.axis[1];
+        std::vector<int8::ResizeTap> ty(static_cast<size_t>(Ho)), tx(static_cast<size_t>(Wo));
+        for (int64_t o = 0; o < Ho; ++o) ty[o] = int8::resize_tap(mode, o, int8::param(ay.step), int8::param(ay.offset), H);
+        for (int64_t o = 0; o < Wo; ++o) tx[o] = int8::resize_tap(mode, o, int8::param(ax.step), int8::param(ax.offset), W);
+        parallel_for(NC, 4, [&](int64_t b, int64_t e) {
+          for (int64_t nc = b; nc < e; ++nc) {
+            const float* s = v.data() + nc * H * W;
+            for (int64_t oh = 0; oh < Ho; ++oh)
+              for (int64_t ow = 0; ow < Wo; ++ow) {
+                const auto& a = ty[oh];
+                const auto& c = tx[ow];
+                float r = mode == int8::ResizeMode::Linear
+                              ? int8::resize_blend(s[a.i0 * W + c.i0], s[a.i0 * W + c.i1], s[a.i1 * W + c.i0],
+                                                   s[a.i1 * W + c.i1], a, c)
+                              : s[a.i0 * W + c.i0];
+                emit((nc * Ho + oh) * Wo + ow, r);
+              }
+          }
         });
         break;
       }

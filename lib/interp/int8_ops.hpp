@@ -143,6 +143,11 @@ inline float avg_pool_step(float acc, float x, float k) {
   return acc + t;
 }
 
+// The multiplier of an average whose divisor is the window's elements inside
+// the input (count_include_pad 0, or ceil_mode windows past the input): the
+// fp32 reciprocal of that count, used as avg_pool_step's k.
+inline float inside_divisor(int64_t count) { return 1.0f / static_cast<float>(count); }
+
 // The int32 range the PE array accumulates in; products of an int8 weight
 // and an input with its zero point added (|q + zp| <= 255) keep 2^24 / 32385
 // = 518 terms exact in fp32, which is why the interpreter sums in chunks.
@@ -196,6 +201,58 @@ inline float activate(ActMode m, float x, float alpha = 1.0f / 6.0f, float beta 
     case ActMode::Elu: return x >= 0.0f ? x : alpha * det::expm1(x);
   }
   return x;
+}
+
+
+// ---- resampling (resize) ----------------------------------------------------
+
+// How an output index finds its source (the VP's resize, vp_cfg_rs RSMD):
+// linear interpolation between two neighbours, or one neighbour chosen by
+// rounding the source coordinate (ONNX's nearest_mode).
+enum class ResizeMode : uint8_t { Linear = 0, NearestRoundPreferFloor = 1, NearestRoundPreferCeil = 2, NearestFloor = 3, NearestCeil = 4 };
+
+// The source of output index o along one axis: elements i0 and i1 of the
+// input (clamped to [0, in - 1], so the border repeats) with weights w0, w1.
+struct ResizeTap {
+  int64_t i0 = 0, i1 = 0;
+  float w0 = 1.0f, w1 = 0.0f;
+};
+
+// The source coordinate is o * step + offset in fp32 (step and offset are
+// the layer's affine coordinate map, held as fp32: see fir/resize.hpp).
+inline ResizeTap resize_tap(ResizeMode m, int64_t o, float step, float offset, int64_t in) {
+  float y = static_cast<float>(o) * step;
+  y = y + offset;
+  auto clampi = [in](float v) { return static_cast<int64_t>(std::min(std::max(v, 0.0f), static_cast<float>(in - 1))); };
+  ResizeTap t;
+  if (m == ResizeMode::Linear) {
+    float f = std::floor(y);
+    t.i0 = clampi(f);
+    t.i1 = clampi(f + 1.0f);
+    t.w1 = y - f;
+    t.w0 = 1.0f - t.w1;
+    return t;
+  }
+  float r = m == ResizeMode::NearestRoundPreferCeil ? std::floor(y + 0.5f)
+            : m == ResizeMode::NearestFloor         ? std::floor(y)
+            : m == ResizeMode::NearestCeil          ? std::ceil(y)
+                                                    : std::ceil(y - 0.5f);
+  t.i0 = t.i1 = clampi(r);
+  return t;
+}
+
+// Bilinear blend of the four neighbours v[row][col] (rows from ty, columns
+// from tx): along the row first, then between the rows.
+inline float resize_blend(float v00, float v01, float v10, float v11, const ResizeTap& ty, const ResizeTap& tx) {
+  float a = v00 * tx.w0;
+  float b = v01 * tx.w1;
+  float top = a + b;
+  float c = v10 * tx.w0;
+  float d = v11 * tx.w1;
+  float bot = c + d;
+  float e = top * ty.w0;
+  float f = bot * ty.w1;
+  return e + f;
 }
 
 // ---- choosing quantization parameters -------------------------------------

@@ -568,6 +568,130 @@ void k_reduce(const Node& n, int opset, const KernelInputs& in, std::vector<Tens
   out[0] = std::move(y);
 }
 
+// ---- Resize / Upsample ----------------------------------------------------------
+
+// The ONNX specification (opsets 7-19) in double: nearest and linear over the
+// last two axes (the leading ones keep their size), every
+// coordinate_transformation_mode but tf_crop_and_resize. (The quantized
+// layer's arithmetic is int8::resize_tap, not this.)
+struct ResizeSpec {
+  std::string mode, ctm, nearest;
+  std::vector<double> scales;   // per axis
+  std::vector<int64_t> sizes;   // per axis
+};
+
+ResizeSpec resize_spec(const Node& n, int opset, const KernelInputs& in, const Tensor& x) {
+  ResizeSpec r;
+  r.mode = n.get_string("mode", "nearest");
+  bool upsample = n.op == "Upsample";
+  r.ctm = upsample || opset < 11 ? "asymmetric" : n.get_string("coordinate_transformation_mode", "half_pixel");
+  r.nearest = upsample || opset < 11 ? "floor" : n.get_string("nearest_mode", "round_prefer_floor");
+  if (upsample && opset < 9) {
+    for (float f : n.get_floats("scales")) r.scales.push_back(f);
+  } else {
+    size_t si = upsample || opset < 11 ? 1 : 2;
+    const Tensor* sc = opt(in, si);
+    const Tensor* sz = upsample || opset < 11 ? nullptr : opt(in, 3);
+    if (sz && sz->numel() > 0) {
+      r.sizes = sz->to_ints();
+    } else if (sc && sc->numel() > 0) {
+      for (int64_t k = 0; k < sc->numel(); ++k) r.scales.push_back(sc->at_double(k));
+    }
+  }
+  size_t rank = x.shape.size();
+  if (!r.sizes.empty()) {
+    if (r.sizes.size() != rank) fail(n, "sizes must hold one value per axis");
+    r.scales.clear();
+    for (size_t d = 0; d < rank; ++d) r.scales.push_back(double(r.sizes[d]) / double(x.shape[d]));
+  } else {
+    if (r.scales.size() != rank) fail(n, "scales or sizes must hold one value per axis");
+    for (size_t d = 0; d < rank; ++d) {
+      if (!(r.scales[d] > 0)) fail(n, "scales must be positive");
+      r.sizes.push_back(int64_t(std::floor(double(x.shape[d]) * r.scales[d])));
+    }
+  }
+  for (size_t d = 0; d + 2 < rank; ++d)
+    if (r.sizes[d] != x.shape[d]) fail(n, "only the last two axes may be resized");
+  return r;
+}
+
+// Source coordinate of output index o along an axis (ONNX's formulas).
+double resize_coordinate(const ResizeSpec& r, double o, double scale, int64_t in, int64_t out) {
+  if (r.ctm == "half_pixel") return (o + 0.5) / scale - 0.5;
+  if (r.ctm == "pytorch_half_pixel") return out > 1 ? (o + 0.5) / scale - 0.5 : 0.0;
+  if (r.ctm == "align_corners") {
+    double len = scale * double(in);
+    return len > 1.0 ? o * double(in - 1) / (len - 1.0) : 0.0;
+  }
+  if (r.ctm == "tf_half_pixel_for_nn") return (o + 0.5) / scale;
+  return o / scale;  // asymmetric
+}
+
+void k_resize(const Node& n, int opset, const KernelInputs& in, std::vector<Tensor>& out) {
+  const Tensor& x = need_float(n, in, 0);
+  if (x.rank() < 1) fail(n, "input must have at least one dimension");
+  ResizeSpec r = resize_spec(n, opset, in, x);
+  Shape ys = r.sizes;
+  Tensor y = Tensor::floats(ys);
+  size_t rank = x.shape.size();
+  int64_t H = rank >= 2 ? x.shape[rank - 2] : 1, W = x.shape[rank - 1];
+  int64_t Ho = rank >= 2 ? ys[rank - 2] : 1, Wo = ys[rank - 1];
+  double sh = rank >= 2 ? r.scales[rank - 2] : 1.0, sw = r.scales[rank - 1];
+  int64_t planes = H * W > 0 ? x.numel() / (H * W) : 0;
+  auto taps = [&](int64_t o, double scale, int64_t len, int64_t olen, int64_t& i0, int64_t& i1, double& w1) {
+    double c = resize_coordinate(r, double(o), scale, len, olen);
+    if (r.mode == "nearest") {
+      double v = r.nearest == "round_prefer_ceil" ? std::floor(c + 0.5)
+                 : r.nearest == "floor"           ? std::floor(c)
+                 : r.nearest == "ceil"            ? std::ceil(c)
+                                                  : std::ceil(c - 0.5);
+      i0 = i1 = std::clamp<int64_t>(int64_t(v), 0, len - 1);
+      w1 = 0.0;
+      return;
+    }
+    double f = std::floor(c);
+    i0 = std::clamp<int64_t>(int64_t(f), 0, len - 1);
+    i1 = std::clamp<int64_t>(int64_t(f) + 1, 0, len - 1);
+    w1 = c - f;
+  };
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* s = x.f.data() + p * H * W;
+    float* d = y.f.data() + p * Ho * Wo;
+    for (int64_t oh = 0; oh < Ho; ++oh) {
+      int64_t h0, h1, w0, w1i;
+      double ly, lx;
+      taps(oh, sh, H, Ho, h0, h1, ly);
+      for (int64_t ow = 0; ow < Wo; ++ow) {
+        taps(ow, sw, W, Wo, w0, w1i, lx);
+        double top = s[h0 * W + w0] * (1.0 - lx) + s[h0 * W + w1i] * lx;
+        double bot = s[h1 * W + w0] * (1.0 - lx) + s[h1 * W + w1i] * lx;
+        d[oh * Wo + ow] = static_cast<float>(top * (1.0 - ly) + bot * ly);
+      }
+    }
+  }
+  out[0] = std::move(y);
+}
+
+std::string check_resize(const Node& n, int opset, const Graph*) {
+  std::string mode = n.get_string("mode", "nearest");
+  if (mode != "nearest" && mode != "linear" && !(n.op == "Upsample" && mode == "bilinear"))
+    return n.op + " mode '" + mode + "' is not supported (nearest and linear only)";
+  if (n.op == "Resize" && opset >= 11) {
+    std::string ctm = n.get_string("coordinate_transformation_mode", "half_pixel");
+    if (ctm != "half_pixel" && ctm != "pytorch_half_pixel" && ctm != "align_corners" && ctm != "asymmetric" &&
+        ctm != "tf_half_pixel_for_nn")
+      return "Resize coordinate_transformation_mode '" + ctm + "' is not supported";
+    std::string nm = n.get_string("nearest_mode", "round_prefer_floor");
+    if (nm != "round_prefer_floor" && nm != "round_prefer_ceil" && nm != "floor" && nm != "ceil")
+      return "Resize nearest_mode '" + nm + "' is not supported";
+    if (n.get_int("antialias", 0) != 0) return "Resize with antialias is not supported";
+    if (n.has("axes")) return "Resize with axes is not supported";
+    if (n.get_string("keep_aspect_ratio_policy", "stretch") != "stretch")
+      return "Resize keep_aspect_ratio_policy other than stretch is not supported";
+  }
+  return "";
+}
+
 }  // namespace
 
 void register_nn(std::vector<KernelEntry>& t) {
@@ -593,6 +717,8 @@ void register_nn(std::vector<KernelEntry>& t) {
   t.push_back({"ReduceL2", k_reduce<Red::L2>, nullptr});
   t.push_back({"ReduceLogSum", k_reduce<Red::LogSum>, nullptr});
   t.push_back({"ReduceLogSumExp", k_reduce<Red::LogSumExp>, nullptr});
+  t.push_back({"Resize", k_resize, check_resize});
+  t.push_back({"Upsample", k_resize, check_resize});
 }
 
 }  // namespace cct::interp::detail

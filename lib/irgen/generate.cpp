@@ -9,6 +9,8 @@
 #include <numeric>
 #include <set>
 
+#include "fir/resize.hpp"
+#include "interp/int8_ops.hpp"
 #include "irgen/irgen.hpp"
 #include "irgen/tiling.hpp"
 #include "irgen/weight_runs.hpp"
@@ -481,6 +483,20 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
       r.lo[1] = out.lo[1] / kg * cg;
       r.hi[1] = std::min<int64_t>(d[1] - 1, (out.hi[1] / kg + 1) * cg - 1);
     }
+  } else if (l.op == fir::Op::Resize) {
+    // The rows and columns the taps of the output's first and last pixel
+    // reach (they grow with the output index); no padding: the border repeats.
+    std::string why;
+    auto g = fir::resize_geometry(l, &why);
+    if (!g) fail_fir(l.name, why);
+    const auto mode = static_cast<int8::ResizeMode>(g->mode);
+    for (int a = 0; a < 2; ++a) {
+      const auto& ax = g->axis[size_t(a)];
+      float step = int8::param(ax.step), off = int8::param(ax.offset);
+      r.lo[2 + a] = int8::resize_tap(mode, out.lo[2 + a], step, off, ax.in).i0;
+      r.hi[2 + a] = int8::resize_tap(mode, out.hi[2 + a], step, off, ax.in).i1;
+    }
+    r.lo[1] = out.lo[1], r.hi[1] = out.hi[1];
   } else if (is_pe_op(l.op)) {
     r.lo[1] = 0, r.hi[1] = d[1] - 1;
     r.lo[2] = 0, r.hi[2] = d[2] - 1;
@@ -1524,6 +1540,11 @@ void Generator::tile_vp(Wl& w) {
   }
   auto ps = l.pool_size.value_or(std::array<int64_t, 2>{1, 1});
   op.window = pool ? ps[0] * ps[1] : 1;
+  // A resize works per output pixel, blending 4 taps (linear) or taking 1.
+  if (l.op == fir::Op::Resize) {
+    auto g = fir::resize_geometry(l);
+    op.window = g && g->mode == 0 ? 4 : 1;
+  }
   int64_t cycles = tiler_.vp_cycles(op);
   w.sir.tile_info.clear();
   sir::Tile t;

@@ -178,6 +178,15 @@ CCT_DEFINE_PARAMS(so_cfg, E(P::DF, EC::DataFmt), L(P::STile, 3))
 CCT_DEFINE_PARAMS(so_mov, I(P::DCORE), I(P::TAG), I(P::SBSG), I(P::STaddr), L(P::Tile, 4), PREV, NEXT)
 CCT_DEFINE_PARAMS(si_cfg, E(P::DF, EC::DataFmt), L(P::DTile, 3))
 CCT_DEFINE_PARAMS(si_mov, I(P::SCORE), I(P::TAG), I(P::DBSG), I(P::DTaddr), L(P::Tile, 4), PREV, NEXT)
+// Resampling on the VP (our extension): the mode (int8::ResizeMode), the
+// affine source coordinate o * RSK + RSB of each axis, the input's size, and
+// the layer coordinates of the tile's first output pixel and of the input
+// pixel at STaddr.
+CCT_DEFINE_PARAMS(vp_cfg_rs, I(P::RSMD), N(P::RSKH), N(P::RSKW), N(P::RSBH), N(P::RSBW), L(P::RSIN, 2), L(P::RSOO, 2),
+                  L(P::RSIO, 2))
+// Pooling windows (our extension): tap spacing, and the divisor of an
+// average: 0 the constant MG0V, 1 the window's elements inside the box.
+CCT_DEFINE_PARAMS(vp_cfg_pl, L(P::DILATION, 2), I(P::PLDIV))
 #undef CCT_DEFINE_PARAMS
 
 constexpr Queue queue_of(std::string_view mn) {

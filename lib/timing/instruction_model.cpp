@@ -157,6 +157,10 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       const auto& fm = config(Opcode::vp_cfg_fm, inst, file, line);
       const auto& tp = config(Opcode::vp_cfg_tp, inst, file, line);
       bool pool = inst.op() == Opcode::vp_pool;
+      // A resize works per output pixel (KERNEL: the taps it blends), a
+      // pooling over its input box.
+      bool resize = pool && inst.get(Param::LUT) == int64_t(isa::Lut::Resize);
+      if (resize) pool = false;
       auto in = pool ? fm.list(Param::STile) : tp.list(Param::Tile);
       auto out = tp.list(Param::Tile);
       auto kernel = tp.list(Param::KERNEL);
@@ -178,7 +182,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
         op.second_elements = (at(b, 0) == 1 ? 1 : op.c) * (at(b, 1) == 1 ? 1 : op.h) * (at(b, 2) == 1 ? 1 : op.w);
         op.second_bytes = format_bytes(fm1.get(Param::IDF));
       }
-      op.window = pool ? at(kernel, 0) * at(kernel, 1) : 1;
+      op.window = pool || resize ? at(kernel, 0) * at(kernel, 1) : 1;
       if (op.c <= 0 || op.h <= 0 || op.w <= 0) throw_input_error(at_line(file, line, std::string(inst.mnemonic()) + ": empty tile"));
       VpCost c = vp_cost(a, op);
       Work w = fixed(0);

@@ -20,7 +20,8 @@ using namespace cct;
 
 namespace func_test {
 
-const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag) {
+const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag,
+                              const std::vector<std::pair<std::string, std::string>>& constant_inputs) {
   static std::map<std::string, Compiled> cache;
   std::string key = tag + "_b" + std::to_string(batch);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -28,6 +29,7 @@ const Compiled& compile_model(const std::string& model_path, int batch, const st
   c.dir = testing::temp_dir("func_models/" + key);
   frontend::ImportOptions io;
   io.batch = batch;
+  io.constant_inputs = constant_inputs;
   frontend::CompileOptions o;
   o.import = io;
   o.calib_random = 8;

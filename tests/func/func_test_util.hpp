@@ -29,7 +29,8 @@ struct Compiled {
 
 // onnx2fir's pipeline (8 seeded calibration inputs, golden activations) on a
 // model at a batch size; compiled once per process and tag.
-const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag);
+const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag,
+                              const std::vector<std::pair<std::string, std::string>>& constant_inputs = {});
 // examples/tiny_resnet/tiny_resnet.onnx
 const Compiled& tiny(int batch);
 

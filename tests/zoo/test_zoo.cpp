@@ -30,7 +30,9 @@ using namespace cct;
 
 namespace {
 
-enum class Kind { Torchvision, Tflite, OnnxTest };
+// OnnxTest: pytorch-converted; OnnxNode: an operator's node test, whose
+// inputs after the first are the operator's parameters, bound as constants.
+enum class Kind { Torchvision, Tflite, OnnxTest, OnnxNode };
 
 struct Net {
   std::string name;
@@ -78,8 +80,9 @@ std::string model_path(const Net& n, int batch) {
     case Kind::Torchvision:
       return testing::torchvision_onnx(n.name, n.export_at_batch && batch != 1 ? "--batch " + std::to_string(batch) : "");
     case Kind::Tflite: return testing::reference_dir() + "/tflite/" + n.name + ".tflite";
-    case Kind::OnnxTest: {
-      fs::path p = fs::path(onnx_testdata_dir()) / "pytorch-converted" / n.name / "model.onnx";
+    case Kind::OnnxTest:
+    case Kind::OnnxNode: {
+      fs::path p = fs::path(onnx_testdata_dir()) / (n.kind == Kind::OnnxNode ? "node" : "pytorch-converted") / n.name / "model.onnx";
       if (!fs::exists(p)) FAIL("ONNX test data not found at " << p << " (install libonnx-testdata or set CCT_ONNX_TESTDATA)");
       return p.string();
     }
@@ -120,7 +123,11 @@ Prepared prepare(const Net& n, int batch) {
   Prepared p;
   std::string path = model_path(n, batch);
   try {
-    p.c = func_test::compile_model(path, batch, "zoo_" + n.name);
+    std::vector<std::pair<std::string, std::string>> constants;
+    if (n.kind == Kind::OnnxNode)
+      for (int k = 1; fs::exists(fs::path(path).parent_path() / "test_data_set_0" / ("input_" + std::to_string(k) + ".pb")); ++k)
+        constants.emplace_back("", (fs::path(path).parent_path() / "test_data_set_0" / ("input_" + std::to_string(k) + ".pb")).string());
+    p.c = func_test::compile_model(path, batch, "zoo_" + n.name, constants);
   } catch (const Error& e) {
     if (n.kind == Kind::Tflite && batch != 1)
       p.skipped = "a TFLite model has a fixed batch; onnx2fir refuses --batch " + std::to_string(batch) + ": " + e.what();
@@ -128,7 +135,7 @@ Prepared prepare(const Net& n, int batch) {
       p.stage = "onnx2fir", p.error = zoo::first_line(e.what());
     return p;
   }
-  if (n.kind == Kind::OnnxTest) {
+  if (n.kind == Kind::OnnxTest || n.kind == Kind::OnnxNode) {
     fs::path set = fs::path(path).parent_path() / "test_data_set_0";
     interp::Tensor x = at_batch(read_pb(set / "input_0.pb"), batch);
     interp::Tensor y = at_batch(read_pb(set / "output_0.pb"), batch);

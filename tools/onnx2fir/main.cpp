@@ -86,9 +86,9 @@ int main(int argc, char** argv) {
             "output-dtype", "float16 (as the reference) or float32: type of the float outputs",
             cxxopts::value<std::string>()->default_value("float16"), "T")(
             "threads", "worker threads (default: all cores)", cxxopts::value<int>(), "N")(
-            "input-value", "fix the model input NAME to the tensor in FILE (.npy, or an ONNX TensorProto .pb): it "
-            "becomes a constant (repeatable)",
-            cxxopts::value<std::vector<std::string>>(), "NAME=FILE")(
+            "constant-input", "give graph input NAME the value in FILE (.npy, or an ONNX TensorProto .pb, which may name the input itself): it "
+            "becomes a constant",
+            cxxopts::value<std::vector<std::string>>(), "NAME=FILE|FILE.pb")(
             "quiet", "no progress messages");
         cli::add_validate_option(o);
       },
@@ -103,6 +103,14 @@ int main(int argc, char** argv) {
         }
         frontend::CompileOptions opt;
         if (r.count("input-shape")) opt.import.input_shape = parse_shape(r["input-shape"].as<std::string>());
+        if (r.count("constant-input"))
+          for (const std::string& b : r["constant-input"].as<std::vector<std::string>>()) {
+            // NAME=FILE, or FILE: a TensorProto naming its input (ONNX's test sets' input_K.pb).
+            auto eq = b.find('=');
+            if (eq == std::string::npos) opt.import.constant_inputs.emplace_back("", b);
+            else if (eq == 0 || eq + 1 == b.size()) throw_usage_error("--constant-input: '" + b + "' is not NAME=FILE or FILE");
+            else opt.import.constant_inputs.emplace_back(b.substr(0, eq), b.substr(eq + 1));
+          }
         if (r.count("batch")) {
           int64_t b = r["batch"].as<int64_t>();
           if (b < 1) throw_usage_error("--batch must be at least 1");
@@ -123,13 +131,6 @@ int main(int argc, char** argv) {
         if (opt.output_dtype != "float16" && opt.output_dtype != "float32")
           throw_usage_error("--output-dtype must be float16 or float32");
         opt.validate = cli::validate_enabled(r);
-        if (r.count("input-value"))
-          for (const std::string& a : r["input-value"].as<std::vector<std::string>>()) {
-            const size_t eq = a.find('=');
-            if (eq == std::string::npos || eq == 0 || eq + 1 == a.size())
-              throw_usage_error("--input-value wants NAME=FILE, not '" + a + "'");
-            opt.input_values.emplace_back(a.substr(0, eq), a.substr(eq + 1));
-          }
         std::string data_dir;
         if (r.count("data-dir")) {
           data_dir = r["data-dir"].as<std::string>();
