@@ -39,6 +39,8 @@ constexpr OpInfo kOps[] = {
     {Op::PRelu, "prelu", KeyOrder::Vp, 2, 2, false},
     {Op::Softmax, "softmax", KeyOrder::Pe, 1, 1, false},
     {Op::LayerNorm, "layer_norm", KeyOrder::Pe, 1, 3, false},
+    {Op::ReduceMax, "reduce_max", KeyOrder::Vp, 1, 1, false},
+    {Op::ReduceSum, "reduce_sum", KeyOrder::Vp, 1, 2, false},
     {Op::Unknown, "unknown", KeyOrder::Pe, 0, -1, false},
 };
 }  // namespace

@@ -53,6 +53,9 @@ enum class Op : uint8_t {
   PRelu,      // leaky ReLU whose slope is a constant second input, per channel
   Softmax,
   LayerNorm,
+  // Reductions over one axis (kept as size 1; formats/Frontend_IR_Format.md).
+  ReduceMax,  // maximum over `axis`
+  ReduceSum,  // sum over `axis` of x * mul_group_k_scalar (a mean with 1/n)
   Unknown,  // an operation name this library does not know (kept as written)
 };
 

@@ -154,6 +154,14 @@ std::optional<Shape> infer_output_shape(const Layer& l) {
       }
       return out;
     }
+    case Op::ReduceMax:
+    case Op::ReduceSum: {
+      auto axis = normalized_axis(l.axis.value_or(-1), x.size());
+      if (!axis) return std::nullopt;
+      Shape out = x;
+      out[static_cast<size_t>(*axis)] = 1;
+      return out;
+    }
     case Op::Transpose: {
       if (!l.perm || l.perm->size() != x.size()) return std::nullopt;
       Shape out(x.size());
@@ -306,6 +314,8 @@ class Checker {
         need(l.stride.has_value(), "stride");
         break;
       case Op::Transpose: need(l.perm.has_value(), "perm"); break;
+      case Op::ReduceMax:
+      case Op::ReduceSum: need(l.axis.has_value(), "axis"); break;
       default: break;
     }
     if (info.needs_module_list_on_npu && l.device == Device::Npu) need(l.module_list.has_value(), "module_list");
