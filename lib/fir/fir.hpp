@@ -284,6 +284,20 @@ std::optional<PeConv> pe_conv(const Layer& l, std::string* why = nullptr);
 int64_t macs(const Layer& l);
 int64_t element_count(const Shape& s);
 
+// The box [N, C, H, W] the chip holds a FIR tensor in (stored NHWC, channels
+// innermost). A 4-D tensor is its own box; [N] and [N, C] are [N, C, 1, 1];
+// a 3-D token tensor [N, T, D] is [N, D, T, 1]: its tokens are rows of pixels
+// whose channels are the features, so that the chip stores it row-major as
+// the model holds it and only N is the batch. Ranks above 4 keep their first
+// four dimensions (no accelerator layer has them).
+std::array<int64_t, 4> chip_box(const Shape& s);
+// The row-major index in chip_box(s) ([N, C, H, W]) of the tensor's element
+// with row-major index `flat`.
+int64_t chip_index(const Shape& s, int64_t flat);
+// A constant operand broadcast against an output of rank `rank` (numpy:
+// aligned on the last axes) in the box of that rank.
+std::array<int64_t, 4> chip_box_broadcast(const Shape& s, size_t rank);
+
 // Reading. Schema validation (schemas/fir.schema.json) and the semantic
 // checks below run unless disabled; errors name file and JSON pointer.
 struct ReadOptions {

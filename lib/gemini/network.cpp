@@ -9,10 +9,10 @@
 namespace cct::gemini {
 namespace {
 
+// The box the chip holds a tensor in (token tensors: tokens are pixels).
 Dims dims4(const fir::Shape& s) {
-  Dims d{1, 1, 1, 1};
-  for (size_t i = 0; i < s.size() && i < 4; ++i) d[i] = s[i];
-  return d;
+  auto b = fir::chip_box(s);
+  return Dims{b[0], b[1], b[2], b[3]};
 }
 
 int elem_bytes(const std::vector<std::string>& dtypes, size_t i) {
