@@ -40,7 +40,10 @@ fir::Device device_of(fir::Op op, bool selection) {
     case fir::Op::ReduceSum:
       return fir::Device::Cpu;
     case fir::Op::MatMul:
-      return selection ? fir::Device::Cpu : fir::Device::Npu;
+      // Only matmuls of two activations and selections remain matmuls (a
+      // constant operand makes a dense layer): the PE array takes its
+      // weights as records from DRAM only.
+      return fir::Device::Cpu;
     default:
       return fir::Device::Npu;
   }
@@ -52,7 +55,8 @@ std::string why_cpu(fir::Op op) {
     case fir::Op::Transpose: return "transpose (no transpose unit on the chip)";
     case fir::Op::Softmax: return "softmax (exponent and division over a whole axis: no vector-processor mode)";
     case fir::Op::LayerNorm: return "layer normalisation (mean/variance over an axis: no vector-processor mode)";
-    case fir::Op::MatMul: return "gather of a fixed index, written as a selection matmul";
+    case fir::Op::MatMul: return "matmul of two activations (the PE array loads its weights as records from DRAM; "
+                                 "no path turns an activation into weights), or a gather written as a selection matmul";
     case fir::Op::ReduceMax:
     case fir::Op::ReduceSum:
       return "reduction over an axis that is not the rows or columns of a 4-D tensor (the vector processor reduces "
