@@ -443,6 +443,13 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
     r.lo[1] = 0, r.hi[1] = d[1] - 1;
     r.lo[2] = 0, r.hi[2] = d[2] - 1;
     r.lo[3] = 0, r.hi[3] = d[3] - 1;
+    // A dense layer is the convolution fir::pe_conv gives: over a flattened
+    // sample its window is the whole input; over a token tensor it is 1 x 1,
+    // so a part of the tokens reads those tokens only.
+    if (auto pc = fir::pe_conv(l); pc && l.op == fir::Op::Dense) {
+      spatial(2, 1, pc->kernel[0], 1, 0, &u.pad[0], &u.pad[1]);
+      spatial(3, 1, pc->kernel[1], 1, 0, &u.pad[2], &u.pad[3]);
+    }
   } else {
     for (int i = 0; i < 4; ++i) {
       // Broadcast axes of size 1 read their only element (the batch too: a constant).

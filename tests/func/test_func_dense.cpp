@@ -232,6 +232,18 @@ TEST_CASE("a token tensor's dense layers are 1x1 convolutions over its tokens (n
       Built b = func_test::build(c, m, a, testing::temp_dir("func_dense_tokens"));
       CHECK(weight_loads(b.program) == std::set<std::vector<int64_t>>{{20, 1, 1}, {24, 1, 1}});
       check_bit_exact(c, b, a);
+      if (a.core_count() > 1) {
+        // The tokens split over two cores: each part reads its own tokens
+        // (a dense over tokens is a 1 x 1 convolution, not a whole sample).
+        for (auto& s : m.segments)
+          for (auto& lm : s.layers) {
+            lm.cores = {lm.cores.at(0), (lm.cores.at(0) + 1) % a.core_count()};
+            lm.partition = mapping::Partition{};
+            lm.partition.h = 2;
+          }
+        Built split = func_test::build(c, m, a, testing::temp_dir("func_dense_tokens_split"));
+        check_bit_exact(c, split, a);
+      }
     }
   }
 }
