@@ -635,10 +635,9 @@ void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swa
 
   // Grouped and dilated convolutions: the tile holds whole groups.
   const int64_t groups = L.group_count();
-  const int64_t kg = groups > 0 && L.output_shape.size() == 1 && L.output_shape[0].size() >= 2
-                         ? L.output_shape[0][1] / groups
-                         : 0;
-  if (groups < 1 || kg < 1 || L.output_shape[0][1] % groups != 0)
+  const int64_t out_c = L.output_shape.size() == 1 ? fir::chip_box(L.output_shape[0])[1] : 0;
+  const int64_t kg = groups > 0 ? out_c / groups : 0;
+  if (groups < 1 || kg < 1 || out_c % groups != 0)
     fail(sh_.o, p + "/layer_name", "layer \"" + L.name + "\": groups " + std::to_string(groups) +
                                        " do not divide its output channels");
   if (groups > 1 && (t.ofmap_lower[1] % kg != 0 || od[1] % kg != 0))

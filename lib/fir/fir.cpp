@@ -44,6 +44,8 @@ constexpr OpInfo kOps[] = {
     {Op::Slice, "slice", KeyOrder::Vp, 1, 1, false},
     {Op::Gather, "gather", KeyOrder::Vp, 1, 1, false},
     {Op::Resize, "resize", KeyOrder::Vp, 1, 1, false},
+    {Op::ReduceMax, "reduce_max", KeyOrder::Vp, 1, 1, false},
+    {Op::ReduceSum, "reduce_sum", KeyOrder::Vp, 1, 2, false},
     {Op::Unknown, "unknown", KeyOrder::Pe, 0, -1, false},
 };
 }  // namespace
@@ -397,6 +399,26 @@ int64_t element_count(const Shape& s) {
   return n;
 }
 
+std::array<int64_t, 4> chip_box(const Shape& s) {
+  if (s.size() == 3) return {s[0], s[2], s[1], 1};
+  std::array<int64_t, 4> b{1, 1, 1, 1};
+  for (size_t i = 0; i < s.size() && i < 4; ++i) b[i] = s[i];
+  return b;
+}
+
+int64_t chip_index(const Shape& s, int64_t flat) {
+  if (s.size() != 3) return flat;
+  const int64_t T = s[1], D = s[2];
+  const int64_t n = flat / (T * D), t = flat / D % T, d = flat % D;
+  return (n * D + d) * T + t;
+}
+
+std::array<int64_t, 4> chip_box_broadcast(const Shape& s, size_t rank) {
+  Shape p = s;
+  while (p.size() < rank) p.insert(p.begin(), 1);
+  return chip_box(p);
+}
+
 std::optional<Shape> weight_shape(const Layer& l) {
   if ((l.op == Op::Conv2d || l.op == Op::Dense || l.op == Op::MatMul) && l.input_shape.size() >= 2)
     return l.input_shape[1];
@@ -434,6 +456,12 @@ std::optional<PeConv> pe_conv(const Layer& l, std::string* why) {
   }
   if (x.size() < 2 || x.size() > 4 || w.size() < 2)
     return no("a dense layer needs a 2- to 4-D input and an at least 2-D weight, input_shape is " + text(x) + ", " + text(w));
+  if (x.size() == 3 && w.size() == 2 && x[2] == w[1]) {
+    // A dense over the features of a token tensor: a 1 x 1 convolution over
+    // its tokens, the pixels of its box [N, D, T, 1] (chip_box).
+    pc.weight = {w[0], w[1], 1, 1};
+    return pc;
+  }
   Shape sample(x.begin() + 1, x.end());
   if (element_count(sample) != element_count(w) / w[0])
     return no("the dense layer's weight " + text(w) + " does not take each sample of its input " + text(x) +

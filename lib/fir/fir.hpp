@@ -56,6 +56,9 @@ enum class Op : uint8_t {
   Slice,      // a strided box of the input (starts, ends, steps): data movement (extension)
   Gather,     // fixed indices along one axis (axis, indices), e.g. a channel shuffle: data movement (extension)
   Resize,  // nearest or bilinear resampling of H and W (activation_attr: mode, scales, ...), vector processor
+  // Reductions over one axis (kept as size 1; formats/Frontend_IR_Format.md).
+  ReduceMax,  // maximum over `axis`
+  ReduceSum,  // sum over `axis` of x * mul_group_k_scalar (a mean with 1/n)
   Unknown,  // an operation name this library does not know (kept as written)
 };
 
@@ -285,6 +288,20 @@ std::optional<PeConv> pe_conv(const Layer& l, std::string* why = nullptr);
 // Multiply-accumulates of a PE layer (conv2d, dense, matmul); 0 for the rest.
 int64_t macs(const Layer& l);
 int64_t element_count(const Shape& s);
+
+// The box [N, C, H, W] the chip holds a FIR tensor in (stored NHWC, channels
+// innermost). A 4-D tensor is its own box; [N] and [N, C] are [N, C, 1, 1];
+// a 3-D token tensor [N, T, D] is [N, D, T, 1]: its tokens are rows of pixels
+// whose channels are the features, so that the chip stores it row-major as
+// the model holds it and only N is the batch. Ranks above 4 keep their first
+// four dimensions (no accelerator layer has them).
+std::array<int64_t, 4> chip_box(const Shape& s);
+// The row-major index in chip_box(s) ([N, C, H, W]) of the tensor's element
+// with row-major index `flat`.
+int64_t chip_index(const Shape& s, int64_t flat);
+// A constant operand broadcast against an output of rank `rank` (numpy:
+// aligned on the last axes) in the box of that rank.
+std::array<int64_t, 4> chip_box_broadcast(const Shape& s, size_t rank);
 
 // Reading. Schema validation (schemas/fir.schema.json) and the semantic
 // checks below run unless disabled; errors name file and JSON pointer.

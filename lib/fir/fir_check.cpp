@@ -180,6 +180,14 @@ std::optional<Shape> infer_output_shape(const Layer& l) {
       out[static_cast<size_t>(*axis)] = static_cast<int64_t>(l.indices->size());
       return out;
     }
+    case Op::ReduceMax:
+    case Op::ReduceSum: {
+      auto axis = normalized_axis(l.axis.value_or(-1), x.size());
+      if (!axis) return std::nullopt;
+      Shape out = x;
+      out[static_cast<size_t>(*axis)] = 1;
+      return out;
+    }
     case Op::Transpose: {
       if (!l.perm || l.perm->size() != x.size()) return std::nullopt;
       Shape out(x.size());
@@ -347,6 +355,8 @@ class Checker {
         need(l.axis.has_value(), "axis");
         need(l.indices.has_value(), "indices");
         break;
+      case Op::ReduceMax:
+      case Op::ReduceSum: need(l.axis.has_value(), "axis"); break;
       default: break;
     }
     if (info.needs_module_list_on_npu && l.device == Device::Npu) need(l.module_list.has_value(), "module_list");

@@ -36,9 +36,14 @@ fir::Device device_of(fir::Op op, bool selection) {
     case fir::Op::Transpose:
     case fir::Op::Softmax:
     case fir::Op::LayerNorm:
+    case fir::Op::ReduceMax:
+    case fir::Op::ReduceSum:
       return fir::Device::Cpu;
     case fir::Op::MatMul:
-      return selection ? fir::Device::Cpu : fir::Device::Npu;
+      // Only matmuls of two activations and selections remain matmuls (a
+      // constant operand makes a dense layer): the PE array takes its
+      // weights as records from DRAM only.
+      return fir::Device::Cpu;
     default:
       return fir::Device::Npu;
   }
@@ -50,7 +55,12 @@ std::string why_cpu(fir::Op op) {
     case fir::Op::Transpose: return "transpose (no transpose unit on the chip)";
     case fir::Op::Softmax: return "softmax (exponent and division over a whole axis: no vector-processor mode)";
     case fir::Op::LayerNorm: return "layer normalisation (mean/variance over an axis: no vector-processor mode)";
-    case fir::Op::MatMul: return "gather of a fixed index, written as a selection matmul";
+    case fir::Op::MatMul: return "matmul of two activations (the PE array loads its weights as records from DRAM; "
+                                 "no path turns an activation into weights), or a gather written as a selection matmul";
+    case fir::Op::ReduceMax:
+    case fir::Op::ReduceSum:
+      return "reduction over an axis that is not the rows or columns of a 4-D tensor (the vector processor reduces "
+             "only within pooling windows)";
     default: return "";
   }
 }
@@ -173,6 +183,7 @@ class Lowerer {
     if (op == "MatMul") return matmul(n);
     if (op == "Div" && gelu(k)) return;
     if (op == "ReduceMean" && layer_norm_pattern(k)) return;
+    if (op == "ReduceMean" || op == "ReduceMax" || op == "ReduceSum") return reduce(n);
     if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div") return binary(n);
     if (op == "Relu" || op == "Sigmoid" || op == "HardSigmoid" || op == "HardSwish" || op == "Tanh" || op == "Clip" ||
         op == "LeakyRelu" || op == "Elu" || op == "PRelu")
@@ -747,6 +758,89 @@ class Lowerer {
     p.l.activation_attr.set("scales", Json(std::vector<double>{scales[2], scales[3]}));
     p.in_values = {x};
     emit(std::move(p), out);
+  }
+
+  // ReduceMean, ReduceMax, ReduceSum. Over the rows and/or columns of a 4-D
+  // tensor: one pooling window as large as the reduced axes (the vector
+  // processor's max / average pooling; a sum is an average with factor 1).
+  // Over other axes: one reduce_max / reduce_sum per axis, on the host.
+  void reduce(const Node& n) {
+    int x = n.input(0);
+    if (x < 0 || !g_.value(x).has_shape) return fail(n, "the input has no known shape");
+    const Shape& xs = shape(x);
+    const int64_t r = static_cast<int64_t>(xs.size());
+    std::vector<int64_t> axes = n.get_ints("axes");
+    if (n.input(1) >= 0) {
+      // opset 18 (ReduceSum from 13): the axes are a second input.
+      if (!is_const(n.input(1))) return fail(n, "the axes must be a constant (here they are computed or a graph input)");
+      axes = g_.constant(n.input(1)).to_ints();
+    }
+    if (axes.empty()) {
+      if (n.get_int("noop_with_empty_axes", 0) != 0) {
+        Proto p;  // the identity: a reshape to the same shape
+        p.l.op = fir::Op::Reshape;
+        p.l.name = base_name(n);
+        p.l.ori_name = n.name;
+        p.in_values = {x};
+        emit(std::move(p), n.outputs[0]);
+        return;
+      }
+      for (int64_t d = 0; d < r; ++d) axes.push_back(d);
+    }
+    for (auto& a : axes) {
+      if (a < -r || a >= r) return fail(n, "axis " + std::to_string(a) + " outside the input " + interp::shape_str(xs));
+      if (a < 0) a += r;
+    }
+    std::sort(axes.begin(), axes.end());
+    axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+    const bool is_max = n.op == "ReduceMax", mean = n.op == "ReduceMean";
+    Shape kept = xs;
+    int64_t count = 1;
+    for (int64_t a : axes) count *= xs[static_cast<size_t>(a)], kept[static_cast<size_t>(a)] = 1;
+    if (r == 4 && axes.front() >= 2) {
+      Proto p;
+      p.l.op = is_max ? fir::Op::MaxPool2d : fir::Op::AvgPool2d;
+      p.l.name = base_name(n) + "_1";
+      p.l.ori_name = n.name;
+      p.in_values = {x};
+      p.l.pool = std::array<int64_t, 2>{xs[2] / kept[2], xs[3] / kept[3]};
+      p.l.stride = std::array<int64_t, 2>{1, 1};
+      p.l.padding = std::array<int64_t, 4>{0, 0, 0, 0};
+      p.l.ceil_mode = false;
+      if (!is_max) {
+        p.l.pool_divisor = mean ? 1.0 / static_cast<double>(count) : 1.0;
+        Tensor k = Tensor::floats({1, 1, 1, 1}, {static_cast<float>(p.l.pool_divisor)});
+        p.in_values.push_back(add_constant_value(p.l.name + "_constant1", std::move(k)));
+      }
+      p.fir_shape = kept;  // keepdims = 0: readers see it through a reshape
+      emit(std::move(p), n.outputs[0]);
+      return;
+    }
+    int cur = x;
+    Shape cs = xs;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const int64_t a = axes[i];
+      Proto p;
+      p.l.op = is_max ? fir::Op::ReduceMax : fir::Op::ReduceSum;
+      p.l.name = base_name(n) + "_" + std::to_string(i + 1);
+      p.l.ori_name = n.name;
+      p.l.axis = a;
+      // A mean over several axes is the mean of the means over each.
+      p.l.pool_divisor = mean ? 1.0 / static_cast<double>(xs[static_cast<size_t>(a)]) : 1.0;
+      p.in_values = {cur};
+      cs[static_cast<size_t>(a)] = 1;
+      p.fir_shape = cs;
+      if (i + 1 == axes.size()) {
+        emit(std::move(p), n.outputs[0]);
+        return;
+      }
+      int tmp = new_pseudo();
+      p.l.value = -1;
+      p.l.out_shape = p.fir_shape;
+      protos_.push_back(std::move(p));
+      pseudo_[tmp] = static_cast<int>(protos_.size() - 1);
+      cur = tmp;
+    }
   }
 
   void concat(const Node& n) {

@@ -256,6 +256,18 @@ QuantizedModel quantize(const LoweredModel& m, const std::vector<RangeStats>& st
         f.module_list = std::vector<fir::Module>{pre_cal(1), post_cal(outs)};
         break;
       }
+      case Op::ReduceSum: {
+        // The factor of each element (1, or 1/n for a mean), as average
+        // pooling carries its divisor.
+        activation_files();
+        output_file();
+        fir::Fp32MulGroup mg;
+        mg.mul_group_k_mux = "scalar";
+        mg.act_mode = "others";
+        mg.mul_group_k_scalar = static_cast<double>(static_cast<float>(l.pool_divisor));
+        f.module_list = std::vector<fir::Module>{fir::make_module(with_shapes(mg, ins, outs))};
+        break;
+      }
       case Op::LayerNorm: {
         activation_files();
         output_file();

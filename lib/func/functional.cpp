@@ -46,10 +46,24 @@ struct Golden {
   }
 };
 
-fir::Shape as4(fir::Shape s) {
-  // Lower-rank tensors ([N, C]) are held as [N, C, 1, 1].
-  while (s.size() < 4) s.push_back(1);
-  return s;
+fir::Shape as4(const fir::Shape& s) {
+  // The box the chip holds the tensor in ([N, C] as [N, C, 1, 1], a token
+  // tensor [N, T, D] as [N, D, T, 1]).
+  auto b = fir::chip_box(s);
+  return fir::Shape(b.begin(), b.end());
+}
+
+// Elements of `elem` bytes from the FIR's row-major order to the box's, or back.
+std::vector<uint8_t> box_order(const std::vector<uint8_t>& bytes, const fir::Shape& s, int elem, bool back) {
+  if (s.size() != 3) return bytes;
+  std::vector<uint8_t> out(bytes.size());
+  const int64_t n = int64_t(bytes.size()) / elem;
+  for (int64_t f = 0; f < n; ++f) {
+    int64_t b = fir::chip_index(s, f);
+    int64_t from = back ? b : f, to = back ? f : b;
+    std::memcpy(out.data() + to * elem, bytes.data() + from * elem, size_t(elem));
+  }
+  return out;
 }
 
 Golden golden_of(const NpyArray& a, const std::string& where) {
@@ -70,6 +84,7 @@ Golden golden_of(const NpyArray& a, const std::string& where) {
   } else {
     throw_input_error(where + ": expected an int8 or floating-point array");
   }
+  g.bytes = box_order(g.bytes, a.shape, g.elem, false);
   return g;
 }
 
@@ -456,16 +471,17 @@ void Runner::capture(size_t i) {
 interp::QTensor to_qtensor(const Golden& t, const fir::Shape& shape) {
   interp::QTensor q;
   q.shape = shape;
+  const std::vector<uint8_t> bytes = box_order(t.bytes, shape, t.elem, true);
   if (t.elem == 1) {
     q.dtype = "int8";
-    q.q.resize(t.bytes.size());
-    std::memcpy(q.q.data(), t.bytes.data(), t.bytes.size());
+    q.q.resize(bytes.size());
+    std::memcpy(q.q.data(), bytes.data(), bytes.size());
   } else {
     q.dtype = "float16";
-    q.f.resize(t.bytes.size() / 2);
+    q.f.resize(bytes.size() / 2);
     for (size_t k = 0; k < q.f.size(); ++k) {
       uint16_t h;
-      std::memcpy(&h, t.bytes.data() + 2 * k, 2);
+      std::memcpy(&h, bytes.data() + 2 * k, 2);
       q.f[k] = half_to_float(h);
     }
   }

@@ -152,8 +152,16 @@ DramImage build_dram_image(const assembler::DramLayout& layout, const fir::Graph
         layer_error(*l, "input transfer " + std::to_string(r.transfer_id) + " loads '" + r.source + "', not one of its inputs");
       NpyArray c = load_role(*l, "input_activation" + std::to_string(k + 1), load);
       std::vector<float> f = c.to_float();
-      fir::Shape S = l->input_shape[k];
-      while (S.size() < 4) S.insert(S.begin(), 1);
+      // Broadcast against the output as numpy does, in the output's box.
+      auto box = fir::chip_box_broadcast(l->input_shape[k], l->output_shape.empty() ? 4 : l->output_shape[0].size());
+      fir::Shape S(box.begin(), box.end());
+      if (l->input_shape[k].size() <= 3 && !l->output_shape.empty() && l->output_shape[0].size() == 3) {
+        fir::Shape full = l->input_shape[k];
+        while (full.size() < 3) full.insert(full.begin(), 1);
+        std::vector<float> g(f.size());
+        for (size_t e = 0; e < f.size(); ++e) g[size_t(fir::chip_index(full, int64_t(e)))] = f[e];
+        f = std::move(g);
+      }
       if (int64_t(f.size()) != S[0] * S[1] * S[2] * S[3] || r.element_bytes != 2)
         layer_error(*l, "constant '" + r.source + "' does not hold " + shape_text(l->input_shape[k]) + " values, or is not loaded as FP16");
       auto d = r.dims();
@@ -184,15 +192,27 @@ DramImage build_dram_image(const assembler::DramLayout& layout, const fir::Graph
     if (x.shape.empty() || x.shape.size() > 4)
       throw_input_error(gi[size_t(index)].name + ": expected a 1- to 4-D [N, C, H, W] array");
     auto d = r.dims();
-    fir::Shape S = x.shape;
-    S.resize(4, 1);
+    // In the box the chip holds it in (a token tensor [N, T, D]: [N, D, T, 1]).
+    auto box = fir::chip_box(x.shape);
+    fir::Shape S(box.begin(), box.end());
     for (int k = 0; k < 4; ++k)
       if (r.lower[k] < 0 || r.upper[k] >= S[size_t(k)])
         throw_input_error("input transfer " + std::to_string(r.transfer_id) + " reads outside " + gi[size_t(index)].name +
                           " " + shape_text(S));
     std::vector<float> f;
+    std::vector<int8_t> qv(x.bytes.size());
     if (x.type != NpyType::I8) f = x.to_float();
-    const int8_t* q = reinterpret_cast<const int8_t*>(x.bytes.data());
+    else std::memcpy(qv.data(), x.bytes.data(), x.bytes.size());
+    if (x.shape.size() == 3) {
+      // Row-major [N, T, D] to the box's [N, D, T, 1] order.
+      std::vector<float> g(f.size());
+      std::vector<int8_t> gq(qv.size());
+      for (size_t e = 0; e < f.size(); ++e) g[size_t(fir::chip_index(x.shape, int64_t(e)))] = f[e];
+      for (size_t e = 0; e < qv.size() && x.type == NpyType::I8; ++e) gq[size_t(fir::chip_index(x.shape, int64_t(e)))] = qv[e];
+      f = std::move(g);
+      qv = std::move(gq);
+    }
+    const int8_t* q = qv.data();
     uint8_t* out = img.activations.data() + r.address;
     for (int64_t n = 0; n < d[0]; ++n)
       for (int64_t h = 0; h < d[2]; ++h)

@@ -11,10 +11,10 @@
 namespace cct::gemini {
 namespace {
 
+// The box the chip holds a tensor in (token tensors: tokens are pixels).
 Dims dims4(const fir::Shape& s) {
-  Dims d{1, 1, 1, 1};
-  for (size_t i = 0; i < s.size() && i < 4; ++i) d[i] = s[i];
-  return d;
+  auto b = fir::chip_box(s);
+  return Dims{b[0], b[1], b[2], b[3]};
 }
 
 int elem_bytes(const std::vector<std::string>& dtypes, size_t i) {
@@ -83,9 +83,11 @@ class Builder {
     }
     if (L.pe()) {
       // The convolution the array runs (a dense layer is one too:
-      // fir::pe_conv). Matmuls of two activations and dense layers over
-      // token tensors are none (irgen refuses them); the model prices them
-      // as 1 x 1 convolutions of their weight shape, for design sweeps.
+      // fir::pe_conv; over a token tensor, a 1 x 1 one over its tokens).
+      // A matmul of two activations is none (onnx2fir puts it on the host;
+      // irgen refuses it on the accelerator); the model prices one as a
+      // 1 x 1 convolution of its weight shape, for design sweeps of FIRs
+      // written by hand.
       auto pc = fir::pe_conv(l);
       auto ws = fir::weight_shape(l);
       if (!pc && (!ws || ws->size() < 2)) fail(l.name, "a PE layer without a [K, C, kh, kw] weight shape");
@@ -233,6 +235,12 @@ mapping::Box input_region(const Network& net, const Layer& L, size_t input, cons
     r.lower[1] = std::min(out.lower[1], d[1] - 1), r.upper[1] = std::min(out.upper[1], d[1] - 1);
   } else if (L.kind == LayerKind::Dense) {
     for (int i = 1; i < 4; ++i) r.lower[size_t(i)] = 0, r.upper[size_t(i)] = d[size_t(i)] - 1;
+    // As irgen: a dense layer's window (fir::pe_conv) is its whole flattened
+    // sample, or 1 x 1 over the tokens of a token tensor.
+    if (L.fir && L.fir->op == fir::Op::Dense && L.kernel_h > 0 && L.kernel_w > 0) {
+      spatial(2, 1, L.kernel_h, 1, 0);
+      spatial(3, 1, L.kernel_w, 1, 0);
+    }
   } else {
     for (size_t i = 1; i < 4; ++i) {
       r.lower[i] = d[i] == 1 ? 0 : std::min(out.lower[i], d[i] - 1);

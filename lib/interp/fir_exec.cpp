@@ -389,6 +389,11 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
           break;
         }
         case Op::Softmax: p.axis = l.axis.value_or(-1); break;
+        case Op::ReduceMax:
+        case Op::ReduceSum:
+          p.axis = l.axis.value_or(-1);
+          p.k_scalar = group_float(l, "fp32_mul_group", "mul_group_k_scalar", 1.0f);
+          break;
         case Op::Transpose: if (l.perm) p.perm = *l.perm; break;
         case Op::Quantize: case Op::Reshape: case Op::ElementWiseMul: break;
         case Op::Unknown: bad(l, "unknown operation");
@@ -684,6 +689,31 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
             emit(o + i, int8::activate(p.mode, x, vb[static_cast<size_t>(ib + i * sb)], p.beta));
           }
         });
+        break;
+      }
+      case Op::ReduceMax:
+      case Op::ReduceSum: {
+        // Over one axis, in index order: a maximum, or a sum of
+        // x * mul_group_k_scalar as average pooling sums its window (a
+        // reduction over rows or columns is such a pooling on the chip).
+        const QTensor& x = *in.at(0);
+        const int64_t r = static_cast<int64_t>(x.shape.size());
+        const int64_t a = p.axis < 0 ? p.axis + r : p.axis;
+        if (a < 0 || a >= r) bad(l, "axis outside the input");
+        int64_t outer = 1, inner = 1, len = x.shape[static_cast<size_t>(a)];
+        for (int64_t d = 0; d < a; ++d) outer *= x.shape[static_cast<size_t>(d)];
+        for (int64_t d = a + 1; d < r; ++d) inner *= x.shape[static_cast<size_t>(d)];
+        std::vector<float> v = pre(x, p.pre_s[0], p.pre_z[0]);
+        const bool is_max = l.op == Op::ReduceMax;
+        for (int64_t o = 0; o < outer; ++o)
+          for (int64_t i = 0; i < inner; ++i) {
+            float acc = is_max ? -std::numeric_limits<float>::infinity() : 0.0f;
+            for (int64_t k = 0; k < len; ++k) {
+              size_t e = static_cast<size_t>((o * len + k) * inner + i);
+              acc = is_max ? std::max(acc, v[e]) : int8::avg_pool_step(acc, v[e], p.k_scalar);
+            }
+            emit(o * inner + i, acc);
+          }
         break;
       }
       case Op::Relu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish:

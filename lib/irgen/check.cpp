@@ -177,8 +177,8 @@ bool Checker::layer_dims(const std::string& name, Coord* dims, bool input, size_
     s = &l->output_shape[0];
   }
   if (!s) return false;
-  *dims = {1, 1, 1, 1};
-  for (size_t i = 0; i < s->size() && i < 4; ++i) (*dims)[i] = (*s)[i];
+  auto b = fir::chip_box(*s);
+  *dims = {b[0], b[1], b[2], b[3]};
   return true;
 }
 
@@ -654,7 +654,7 @@ void Checker::workload_weights(const sir::Core& c, size_t k) {
   const int64_t kg = (*wshape)[0] / groups;  // output channels per group
   // Dense layers reading a flattened [C, H, W] input have no channel rule here.
   const bool channels_known = l->op == fir::Op::Conv2d ||
-                              (!l->input_shape.empty() && l->input_shape[0].size() >= 2 && l->input_shape[0][1] == r.c);
+                              (!l->input_shape.empty() && l->input_shape[0].size() >= 2 && fir::chip_box(l->input_shape[0])[1] == r.c);
   if (w.weight) {
     const auto& wt = *w.weight;
     const int64_t channels = wt.upper[1] - wt.lower[1] + 1;

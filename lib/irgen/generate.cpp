@@ -48,10 +48,10 @@ Box intersect(const Box& a, const Box& b) {
 Coord relative(const Coord& c, const Coord& origin) {
   return {c[0] - origin[0], c[1] - origin[1], c[2] - origin[2], c[3] - origin[3]};
 }
+// The box the chip holds a tensor in (token tensors: tokens are pixels).
 Dims dims4(const fir::Shape& s) {
-  Dims d{1, 1, 1, 1};
-  for (size_t i = 0; i < s.size() && i < 4; ++i) d[i] = s[i];
-  return d;
+  auto b = fir::chip_box(s);
+  return Dims{b[0], b[1], b[2], b[3]};
 }
 int dtype_size(const std::vector<std::string>& v, size_t i) {
   int b = i < v.size() ? fir::dtype_bytes(v[i]) : 1;
@@ -403,6 +403,11 @@ void Generator::build_network() {
       in.fir_index = i;
       if (i >= l.input_shape.size()) fail_fir(l.name, "no input_shape for input " + std::to_string(i));
       in.dims = dims4(l.input_shape[i]);
+      if (loaded && !l.output_shape.empty()) {
+        // A constant broadcasts against the output (numpy: on the last axes).
+        auto b = fir::chip_box_broadcast(l.input_shape[i], l.output_shape[0].size());
+        in.dims = Dims{b[0], b[1], b[2], b[3]};
+      }
       in.bytes = dtype_size(l.input_dtype, i);
       if (lm.pe && !lm.inputs.empty()) break;  // the weights are not an activation
       lm.inputs.push_back(in);
@@ -501,6 +506,13 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
     r.lo[1] = 0, r.hi[1] = d[1] - 1;
     r.lo[2] = 0, r.hi[2] = d[2] - 1;
     r.lo[3] = 0, r.hi[3] = d[3] - 1;
+    // A dense layer is the convolution fir::pe_conv gives: over a flattened
+    // sample its window is the whole input; over a token tensor it is 1 x 1,
+    // so a part of the tokens reads those tokens only.
+    if (auto pc = fir::pe_conv(l); pc && l.op == fir::Op::Dense) {
+      spatial(2, 1, pc->kernel[0], 1, 0, &u.pad[0], &u.pad[1]);
+      spatial(3, 1, pc->kernel[1], 1, 0, &u.pad[2], &u.pad[3]);
+    }
   } else {
     for (int i = 0; i < 4; ++i) {
       // Broadcast axes of size 1 read their only element (the batch too: a constant).
@@ -1807,8 +1819,9 @@ footprint::WeightRecord layer_weight_record(const arch::Architecture& a, const f
   if (l.op == fir::Op::Conv2d) {
     // Each output channel reads its group's channels of the input.
     const int64_t groups = pc->groups;
-    if (groups < 1 || l.input_shape[0].size() < 2 || l.input_shape[0][1] % groups != 0) return {};
-    return footprint::weight_record(a, l.input_shape[0][1] / groups, pc->kernel[0], pc->kernel[1], elem);
+    const int64_t c = fir::chip_box(l.input_shape[0])[1];
+    if (groups < 1 || c % groups != 0) return {};
+    return footprint::weight_record(a, c / groups, pc->kernel[0], pc->kernel[1], elem);
   }
   // A dense layer: the convolution of its whole sample, [C, H, W] of its input.
   return footprint::weight_record(a, pc->weight[1], pc->weight[2], pc->weight[3], elem);

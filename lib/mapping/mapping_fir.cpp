@@ -13,7 +13,8 @@ Network network_of(const fir::Graph& g) {
     if (!l->output_shape.empty()) {
       const fir::Shape& s = l->output_shape.front();
       nl.rank = int(s.size());
-      for (size_t d = 0; d < s.size() && d < 4; ++d) nl.dims[d] = s[d];
+      auto b = fir::chip_box(s);  // the box the chip holds it in
+      for (size_t d = 0; d < 4; ++d) nl.dims[d] = b[d];
     }
     if (l->op == fir::Op::Conv2d && l->group_count() > 1 && nl.dims[1] % l->group_count() == 0)
       nl.k_unit = nl.dims[1] / l->group_count();

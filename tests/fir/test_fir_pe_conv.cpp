@@ -39,9 +39,14 @@ TEST_CASE("pe_conv: dense layers are convolutions over their input viewed as [N,
   pc = fir::pe_conv(layer(fir::Op::Dense, {{1, 2048, 1, 1}, {1000, 2048, 1, 1}}));
   REQUIRE(pc);
   CHECK(pc->weight == std::array<int64_t, 4>{1000, 2048, 1, 1});
-  // Tokens: [N, T, D] x [K, D] reads the last axis only; not a convolution here.
+  // Tokens: [N, T, D] x [K, D] reads the features of each token, the
+  // channels of the pixels of its box [N, D, T, 1]: a 1x1 convolution.
+  pc = fir::pe_conv(layer(fir::Op::Dense, {{1, 32, 64}, {128, 64}}));
+  REQUIRE(pc);
+  CHECK(pc->weight == std::array<int64_t, 4>{128, 64, 1, 1});
+  CHECK(pc->kernel == std::array<int64_t, 2>{1, 1});
   std::string why;
-  CHECK_FALSE(fir::pe_conv(layer(fir::Op::Dense, {{1, 32, 64}, {128, 64}}), &why));
+  CHECK_FALSE(fir::pe_conv(layer(fir::Op::Dense, {{1, 32, 64}, {128, 32}}), &why));
   CHECK(why.find("does not take each sample") != std::string::npos);
   // No weights, a matmul of two activations, a pooling layer.
   CHECK_FALSE(fir::pe_conv(layer(fir::Op::Dense, {{1, 20}}), &why));
@@ -67,4 +72,20 @@ TEST_CASE("pe_conv: a conv2d keeps its weights and geometry") {
   std::string why;
   CHECK_FALSE(fir::pe_conv(l, &why));
   CHECK(why.find("[K, C, kh, kw]") != std::string::npos);
+}
+
+TEST_CASE("chip_box: the box the chip holds a tensor in; tokens are rows of pixels, not the batch") {
+  CHECK(fir::chip_box({2, 8, 5, 7}) == std::array<int64_t, 4>{2, 8, 5, 7});
+  CHECK(fir::chip_box({2, 8}) == std::array<int64_t, 4>{2, 8, 1, 1});
+  CHECK(fir::chip_box({2, 197, 768}) == std::array<int64_t, 4>{2, 768, 197, 1});
+  // [N, T, D] row-major is NHWC of [N, D, T, 1]: element (n, t, d) is box (n, d, t, 0).
+  const fir::Shape s{2, 3, 4};
+  for (int64_t f = 0; f < 24; ++f) {
+    const int64_t n = f / 12, t = f / 4 % 3, d = f % 4;
+    CHECK(fir::chip_index(s, f) == (n * 4 + d) * 3 + t);
+    CHECK(fir::chip_index({2, 3, 4, 1}, f) == f);
+  }
+  // A constant broadcast on the last axes: a bias [D] of tokens is one value per channel.
+  CHECK(fir::chip_box_broadcast({768}, 3) == std::array<int64_t, 4>{1, 768, 1, 1});
+  CHECK(fir::chip_box_broadcast({1, 8, 1, 1}, 4) == std::array<int64_t, 4>{1, 8, 1, 1});
 }

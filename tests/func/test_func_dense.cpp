@@ -85,6 +85,41 @@ OnnxBuilder large(int batch) {
   return b;
 }
 
+// x [N, 12, 20] (tokens) -> MatMul [20, 24] + bias -> Relu -> MatMul [24, 20]
+// + bias -> Add x: dense layers over the features of each token.
+OnnxBuilder tokens(int batch) {
+  OnnxBuilder b;
+  b.input("x", {batch, 12, 20}).output("y", {batch, 12, 20});
+  b.random_init("w1", {20, 24}).random_init("b1", {24}, 0.1f);
+  b.node("MatMul", {"x", "w1"}, {"m1"});
+  b.node("Add", {"m1", "b1"}, {"a1"});
+  b.node("Relu", {"a1"}, {"r1"});
+  b.random_init("w2", {24, 20}).random_init("b2", {20}, 0.1f);
+  b.node("MatMul", {"r1", "w2"}, {"m2"});
+  b.node("Add", {"m2", "b2"}, {"a2"});
+  b.node("Add", {"a2", "x"}, {"y"});
+  return b;
+}
+
+// x [N, 3, 6, 6] -> Conv 3x3 -> Relu, then ReduceMean over H, W (keepdims 0)
+// -> Gemm, ReduceMax over H, ReduceSum over W (opset 13: axes attributes).
+OnnxBuilder reductions(int batch) {
+  OnnxBuilder b;
+  b.input("x", {batch, 3, 6, 6}).output("y", {batch, 5}).output("mx", {batch, 4, 1, 6}).output("sm", {batch, 4, 6, 1});
+  b.random_init("w", {4, 3, 3, 3}).random_init("cb", {4}, 0.1f);
+  OnnxBuilder::attr(b.node("Conv", {"x", "w", "cb"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"});
+  auto& mean = b.node("ReduceMean", {"r"}, {"m"});
+  OnnxBuilder::attr(mean, "axes", std::vector<int64_t>{2, 3});
+  OnnxBuilder::attr(mean, "keepdims", int64_t{0});
+  b.random_init("fw", {5, 4}).random_init("fb", {5}, 0.1f);
+  OnnxBuilder::attr(b.node("Gemm", {"m", "fw", "fb"}, {"y"}), "transB", int64_t{1});
+  OnnxBuilder::attr(b.node("ReduceMax", {"r"}, {"mx"}), "axes", std::vector<int64_t>{2});
+  b.init_i64("sum_axes", {1}, {-1});  // ReduceSum from opset 13: a constant input
+  b.node("ReduceSum", {"r", "sum_axes"}, {"sm"});
+  return b;
+}
+
 // A preset with a 256-row (16 KiB) weight buffer and a 32 KiB L2.
 std::string small_arch(const std::string& preset) {
   std::string dir = testing::temp_dir("func_dense_arch_" + preset);
@@ -168,6 +203,67 @@ TEST_CASE("dense layers with [K, C] weights (Gemm transB 1 and 0, MatMul by a co
       for (const fir::Layer* l : dense) CHECK(kernels(b.program, *l) == std::set<std::vector<int64_t>>{{1, 1}});
       // asm loads the [K, C] weights as [K, C, 1, 1].
       CHECK(weight_loads(b.program) == std::set<std::vector<int64_t>>{{20, 1, 1}, {24, 1, 1}, {40, 1, 1}});
+      check_bit_exact(c, b, a);
+    }
+  }
+}
+
+TEST_CASE("a token tensor's dense layers are 1x1 convolutions over its tokens (not the batch), bit for bit") {
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = compile(tokens(batch), batch, "densetokens");
+    auto dense = dense_layers(c.graph);
+    REQUIRE(dense.size() == 2);
+    for (const fir::Layer* l : dense) {
+      CHECK(l->device == fir::Device::Npu);
+      CHECK(l->output_shape.at(0).size() == 3);
+      auto pc = fir::pe_conv(*l);
+      REQUIRE(pc);
+      CHECK(pc->kernel == std::array<int64_t, 2>{1, 1});
+    }
+    // The tokens are rows of pixels: the batch stays N.
+    CHECK(fir::chip_box(dense[0]->output_shape[0]) == std::array<int64_t, 4>{batch, 24, 12, 1});
+    for (const std::string arch_name : {"zebu-1core", "chip-64tops"}) {
+      CAPTURE(arch_name);
+      auto a = arch::load_architecture(arch_name);
+      CHECK(gemini::build_network(c.graph, a, c.fir_path).batch == batch);
+      auto m = a.core_count() == 1 ? func_test::single_core(c.graph, arch_name)
+                                   : func_test::pipeline(c.graph, arch_name, a.core_count(), batch);
+      Built b = func_test::build(c, m, a, testing::temp_dir("func_dense_tokens"));
+      CHECK(weight_loads(b.program) == std::set<std::vector<int64_t>>{{20, 1, 1}, {24, 1, 1}});
+      check_bit_exact(c, b, a);
+      if (a.core_count() > 1) {
+        // The tokens split over two cores: each part reads its own tokens
+        // (a dense over tokens is a 1 x 1 convolution, not a whole sample).
+        for (auto& s : m.segments)
+          for (auto& lm : s.layers) {
+            lm.cores = {lm.cores.at(0), (lm.cores.at(0) + 1) % a.core_count()};
+            lm.partition = mapping::Partition{};
+            lm.partition.h = 2;
+          }
+        Built split = func_test::build(c, m, a, testing::temp_dir("func_dense_tokens_split"));
+        check_bit_exact(c, split, a);
+      }
+    }
+  }
+}
+
+TEST_CASE("ReduceMean, ReduceMax and ReduceSum over rows and columns are pooling windows on the chip, bit for bit") {
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = compile(reductions(batch), batch, "reductions");
+    std::map<std::string, std::string> ops;
+    for (const auto& l : c.graph.layers())
+      ops[l.name.substr(0, l.name.find('_'))] += l.operation + (l.device == fir::Device::Npu ? "@npu " : "@cpu ");
+    CHECK(ops["ReduceMean"] == "avg_pool2d@npu ");
+    CHECK(ops["ReduceMax"] == "max_pool2d@npu ");
+    CHECK(ops["ReduceSum"] == "avg_pool2d@npu ");
+    for (const std::string arch_name : {"zebu-1core", "chip-64tops"}) {
+      CAPTURE(arch_name);
+      auto a = arch::load_architecture(arch_name);
+      auto m = a.core_count() == 1 ? func_test::single_core(c.graph, arch_name)
+                                   : func_test::pipeline(c.graph, arch_name, a.core_count(), 1);
+      Built b = func_test::build(c, m, a, testing::temp_dir("func_reductions"));
       check_bit_exact(c, b, a);
     }
   }
