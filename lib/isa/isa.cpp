@@ -178,6 +178,11 @@ CCT_DEFINE_PARAMS(so_cfg, E(P::DF, EC::DataFmt), L(P::STile, 3))
 CCT_DEFINE_PARAMS(so_mov, I(P::DCORE), I(P::TAG), I(P::SBSG), I(P::STaddr), L(P::Tile, 4), PREV, NEXT)
 CCT_DEFINE_PARAMS(si_cfg, E(P::DF, EC::DataFmt), L(P::DTile, 3))
 CCT_DEFINE_PARAMS(si_mov, I(P::SCORE), I(P::TAG), I(P::DBSG), I(P::DTaddr), L(P::Tile, 4), PREV, NEXT)
+// Host steps (our extension, see formats/ISA_Format.md): a core signals that
+// its share of step TAG's inputs is in DRAM (ct_hs), and waits for the host
+// to finish the step (ct_hw, which carries the step's work).
+CCT_DEFINE_PARAMS(ct_hs, I(P::TAG), PREV, NEXT)
+CCT_DEFINE_PARAMS(ct_hw, I(P::TAG), I(P::HOPS), I(P::HBYTES), PREV, NEXT)
 #undef CCT_DEFINE_PARAMS
 
 constexpr Queue queue_of(std::string_view mn) {
