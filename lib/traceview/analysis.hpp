@@ -101,6 +101,14 @@ struct EnergyBreakdown {
   std::array<double, isa::kQueueCount> by_queue{};
 };
 
+// The host's share of a run (host steps, ct_hw).
+struct HostShare {
+  int64_t steps = 0;        // distinct ct_hw TAGs
+  int64_t cycles = 0;       // the host's cycles for them (timing::host_cycles of each step)
+  int64_t wait_cycles = 0;  // cycles in which at least one core waited in a ct_hw
+  int64_t path_cycles = 0;  // critical-path cycles charged to ct_hw
+};
+
 struct Options {
   const arch::Architecture* arch = nullptr;  // required: clock, peak, the timing model
   const fir::Graph* fir = nullptr;           // optional: layer names and FIR MACs
@@ -138,6 +146,7 @@ struct Analysis {
   int64_t path_wait_cycles = 0;       // of the total, cycles the path spent waiting (gaps)
 
   EnergyBreakdown energy;
+  HostShare host;
 
   double peak_macs_per_cycle() const { return double(macs_per_cycle_per_core) * double(std::max<size_t>(cores.size(), 1)); }
   double seconds() const { return clock_ghz > 0 ? double(total_cycles) / (clock_ghz * 1e9) : 0.0; }
