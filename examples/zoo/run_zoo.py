@@ -185,42 +185,6 @@ def graph_input_files(fir):
     return [found[k] for k in sorted(found, key=lambda n: int(n[5:]))]
 
 
-def host_tail(fir):
-    """Layers on the cpu between the accelerator and the graph outputs that are
-    not reshapes (zebusim --functional runs the accelerator and reshapes only):
-    the cpu layers from which only graph outputs or other such layers follow.
-    Empty when every graph output comes from the accelerator or a reshape."""
-    tail = set()
-    changed = True
-    while changed:
-        changed = False
-        for l in fir.values():
-            if l["device"] != "cpu" or l["name"] in tail:
-                continue
-            if all(is_name(n, "output") or n in tail for n in l["next_layer"]):
-                tail.add(l["name"])
-                changed = True
-    # Only needed when a non-reshape layer is among them.
-    if all(fir[n]["operation"] == "reshape" for n in tail):
-        return set()
-    return tail
-
-
-def cut_host_tail(fir, tail):
-    """The Frontend IR without the host tail: the accelerator layers that fed it
-    become the graph outputs (in layer order). Returns (fir, [(output name,
-    producer layer)])."""
-    cut = {n: json.loads(json.dumps(l)) for n, l in fir.items() if n not in tail}
-    outputs = []
-    for l in by_index(cut):
-        nxt = [n for n in l["next_layer"] if n not in tail]
-        if len(nxt) != len(l["next_layer"]):
-            outputs.append(l["name"])
-            nxt.append("output" + str(len(outputs)))
-        l["next_layer"] = nxt
-    return cut, outputs
-
-
 def graph_outputs(fir):
     """{output name: producer layer} of a Frontend IR."""
     out = {}
@@ -340,14 +304,17 @@ class StageError(Exception):
 
 
 def parse_gemini_report(text):
-    cycles = util = None
+    """Predicted cycles, utilisation of the chip's peak, and the MAC and DRAM bounds (cycles)."""
+    cycles = util = mac_bound = dram_bound = None
     for line in text.splitlines():
         words = line.split()
         if line.startswith("predicted latency") and len(words) > 2 and words[2].isdigit():
             cycles = int(words[2])
         if line.startswith("MAC utilisation") and len(words) > 2 and words[2].endswith("%"):
             util = float(words[2][:-1]) / 100.0
-    return cycles, util
+        if line.startswith("bounds") and len(words) > 5 and words[1] == "MAC" and words[4] == "DRAM":
+            mac_bound, dram_bound = int(words[2]), int(words[5])
+    return cycles, util, mac_bound, dram_bound
 
 
 def run_arch(r, net, batch, arch, fir, fir_path, data, info):
@@ -366,7 +333,8 @@ def run_arch(r, net, batch, arch, fir, fir_path, data, info):
                                       "-o", "model.map.json"], d, "gemini.log")
     if not ok:
         return fail("gemini", first)
-    res["gemini_cycles"], res["gemini_mac_utilization"] = parse_gemini_report(err)
+    (res["gemini_cycles"], res["gemini_mac_utilization"], res["mac_bound"],
+     res["dram_bound"]) = parse_gemini_report(err)
     ok, _, first = r.run("irgen", [r.tool("irgen"), fir_rel, "model.map.json", "--arch", arch, "-o", "model.sir.json"], d,
                          "irgen.log")
     if not ok:
@@ -387,21 +355,13 @@ def run_arch(r, net, batch, arch, fir, fir_path, data, info):
     res["cores_used"] = stats["cores_used"]
     res["instructions"] = stats["instructions"]
     res["macs_equal_fir"] = stats["macs"] == info["macs"]
-    # Functional: the accelerator's part of the FIR (see host_tail), onnx2fir's golden input.
-    func_fir = fir_rel
+    # Functional: the whole network (host layers run by the reference interpreter), onnx2fir's golden input.
     outputs = graph_outputs(fir)
-    tail = host_tail(fir)
-    if tail:
-        cut, producers = cut_host_tail(fir, tail)
-        with open(os.path.join(d, "functional.fir.json"), "w") as f:
-            f.write(json.dumps(cut, indent=1) + "\n")
-        func_fir = "functional.fir.json"
-        outputs = {"output" + str(k + 1): n for k, n in enumerate(producers)}
-        res["functional_note"] = ("outputs taken before the host layers " + ", ".join(sorted(tail)) + " (" +
-                                  ", ".join(sorted({fir[n]["operation"] for n in tail})) + "): " +
-                                  ", ".join(f"{k} = {v}" for k, v in sorted(outputs.items())))
+    host = sorted(n for n, l in fir.items() if l["device"] == "cpu")
+    if host:
+        res["functional_note"] = "host layers " + ", ".join(host)
     inputs = [os.path.join(data_rel, f) for f in graph_input_files(fir)]
-    cmd = [r.tool("zebusim"), "model.asm", "--arch", arch, "--functional", "--fir", func_fir, "--fir-data", data_rel,
+    cmd = [r.tool("zebusim"), "model.asm", "--arch", arch, "--functional", "--fir", fir_rel, "--fir-data", data_rel,
            "--sir", "model.sir.json"]
     for x in inputs:
         cmd += ["--input", x]
@@ -531,20 +491,25 @@ def write_outputs(r, cases, networks, archs, batches):
         "(`zoo_photos`).",
         "",
         "Columns: **status** is OK (every stage passed, functional bit-exact) or the",
-        "first stage that failed with the first line of its error; **cycles** and **MAC util** are zebusim's (`--stats-json`: MACs",
-        "over the used cores' peak); **sim MACs** are the MACs zebusim's PE instructions",
-        "perform, **real MACs** the network's, summed by the script from the Frontend",
-        "IR's shapes over the accelerator layers (conv2d `N*K*OH*OW*(C/groups)*kh*kw`,",
-        "dense `N*K*C`), **sim/real** their ratio (1 when the chip does no wasted work);",
-        "**gemini cycles** and **gemini util** are gemini's prediction (`--report`:",
-        "real MACs over the whole chip's peak); **functional** is `bit-exact` when every",
-        "accelerator layer matched its golden activations and every graph output",
-        "equalled the quantized FIR interpreter's, else the first divergence.",
+        "first stage that failed with the first line of its error; **cycles** are zebusim's",
+        "(`--stats-json`); **bound** is max(MAC bound, DRAM bound) from `gemini --report`",
+        "(the real MACs at the whole chip's peak; the weights, the network's inputs and",
+        "outputs crossing DRAM once at every channel's bandwidth), and **x bound** the",
+        "cycles over it; **util** is the real MACs over the whole chip's peak for those",
+        "cycles (zebusim) and for gemini's predicted cycles (**gemini util**), so the two",
+        "compare on one base, and **gemini/sim** is predicted over simulated cycles;",
+        "**sim MACs** are the MACs zebusim's PE instructions count, **real MACs** the",
+        "network's, summed by the script from the Frontend IR's shapes over the",
+        "accelerator layers (conv2d `N*K*OH*OW*(C/groups)*kh*kw`, dense `N*K*C`), and",
+        "**sim/real** their ratio; **functional** is `bit-exact` when every layer matched",
+        "its golden activations and every graph output equalled the quantized FIR",
+        "interpreter's (host (cpu) layers run by the reference interpreter on the",
+        "accelerator's outputs, named in brackets), else the first divergence.",
         "",
         f"{len(cases)} cases: {ok} OK, {skipped} skipped, {len(cases) - ok - skipped} failing.",
         "",
-        "| network | arch | batch | status | cycles | MAC util | sim MACs | real MACs | sim/real | gemini cycles | gemini util | functional |",
-        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| network | arch | batch | status | cycles | bound | x bound | util | gemini util | gemini/sim | sim MACs | real MACs | sim/real | functional |",
+        "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for c in cases:
         real = c.get("real_macs")
@@ -554,9 +519,17 @@ def write_outputs(r, cases, networks, archs, batches):
             func = "not run" if c["stage"] != "functional" else ""
         if c.get("functional_note"):
             func += " (" + c["functional_note"] + ")"
-        row = [c["network"], c["arch"], str(c["batch"]), status_text(c), fmt_int(c.get("cycles")),
-               fmt_pct(c.get("mac_utilization")), fmt_int(c.get("macs")), fmt_int(real), ratio,
-               fmt_int(c.get("gemini_cycles")), fmt_pct(c.get("gemini_mac_utilization")), func]
+        cycles, gcycles = c.get("cycles"), c.get("gemini_cycles")
+        bounds = [b for b in (c.get("mac_bound"), c.get("dram_bound")) if b is not None]
+        bound = max(bounds) if bounds else None
+        xbound = f"{cycles / bound:.2f}" if cycles and bound else ""
+        # The chip's peak MACs per cycle from the MAC bound gemini reports (real MACs / peak).
+        peak = real / c["mac_bound"] if real and c.get("mac_bound") else None
+        util = fmt_pct(real / (cycles * peak)) if cycles and peak else ""
+        gutil = fmt_pct(real / (gcycles * peak)) if gcycles and peak else ""
+        gratio = f"{gcycles / cycles:.3f}" if cycles and gcycles else ""
+        row = [c["network"], c["arch"], str(c["batch"]), status_text(c), fmt_int(cycles), fmt_int(bound), xbound, util,
+               gutil, gratio, fmt_int(c.get("macs")), fmt_int(real), ratio, func]
         lines.append("| " + " | ".join(cell(x) for x in row) + " |")
     lines.append("")
     notes = []

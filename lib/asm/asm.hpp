@@ -8,9 +8,13 @@
 //
 // check() verifies a program without running it: known mnemonics and
 // parameters (the line reader already guarantees them), token balance and
-// deadlock freedom per core (isa::check_program), addresses and sizes inside
-// L2 / WL0 / DRAM of the architecture, and tiles consistent with the
-// configuration registers in force.
+// deadlock freedom per core (isa::check_program), and weight loads whose
+// Wsize matches their configuration. First, the footprint of every
+// instruction (lib/footprint, the functional model's rules): what it reads
+// and writes lies inside L2 / WL0 of the architecture (DRAM sizes are not
+// known here), tiles fit the configuration registers in force, and every
+// pe_conv reads weight records of the shape it computes with, loaded before
+// it; a violation is thrown as Error(kExitInvalidInput) naming file:line.
 #pragma once
 
 #include <string>
@@ -54,7 +58,9 @@ Dialect detect_dialect(const sir::Schedule& schedule);
 // workload has more than ten tiles, where both orders agree).
 TileOrder detect_tile_order(std::string_view sir_text);
 
-// Static checks of a program against an architecture (see the header comment).
-isa::CheckReport check(const isa::Program& program, const arch::Architecture& arch, size_t max_diagnostics = 50);
+// Static checks of a program against an architecture (see the header comment);
+// `file` names the program in errors.
+isa::CheckReport check(const isa::Program& program, const arch::Architecture& arch, const std::string& file = "<program>",
+                       size_t max_diagnostics = 50);
 
 }  // namespace cct::assembler

@@ -5,11 +5,16 @@
 #include <filesystem>
 #include <map>
 
-#include "func/layout.hpp"
+#include "footprint/layout.hpp"
 #include "interp/int8_ops.hpp"
 #include "support/error.hpp"
 
 namespace cct::func {
+
+using footprint::pack_weights;
+using footprint::weight_record;
+using footprint::WeightRecord;
+
 namespace {
 
 std::string shape_text(const std::vector<int64_t>& s) {

@@ -1,5 +1,5 @@
 // The DRAM image a program runs on: the weights of every PE layer in the
-// chip's record layout (func/layout.hpp) and the network inputs, placed where
+// chip's record layout (footprint/layout.hpp) and the network inputs, placed where
 // the assembler's DRAM layout (asm/dram_layout.hpp) says the program finds them.
 #pragma once
 

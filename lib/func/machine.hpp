@@ -12,8 +12,10 @@
 // plan() computes, for every instruction and without touching data, the
 // memory blocks it reads and writes, and checks them against the memories:
 // an address outside L2/WL0/DRAM, a tile that does not fit its configured
-// tensor, an operation without its configuration or with parameters the
-// model does not implement is an Error naming the program line.
+// tensor, weights read in a shape other than the one loaded, an operation
+// without its configuration or with parameters the model does not implement
+// is an Error naming the program line. The planning is lib/footprint's,
+// shared with asm --check and the timing run.
 #pragma once
 
 #include <array>
@@ -26,55 +28,32 @@
 #include <vector>
 
 #include "arch/arch.hpp"
-#include "func/layout.hpp"
+#include "footprint/footprint.hpp"
+#include "footprint/layout.hpp"
 #include "isa/program.hpp"
 
 namespace cct::func {
 
-enum class Space : uint8_t { L2, Wl0, DramWeights, DramActivations };
-std::string_view space_name(Space s);  // "L2", "WL0", "DRAM (weights)", "DRAM (activations)"
-
-// A grid of n x h x w pixels in one memory, `bytes` contiguous bytes each,
-// pixel (a, b, c) at base + a*sn + b*sh + c*sw. Data moved for a block is
-// ordered pixel by pixel in that order.
-struct Block {
-  Space space = Space::L2;
-  int32_t core = 0;  // L2 / WL0: the core; DRAM: 0
-  int64_t base = 0;
-  int64_t n = 1, h = 1, w = 1;
-  int64_t sn = 0, sh = 0, sw = 0;
-  int64_t bytes = 0;
-
-  int64_t pixels() const { return n * h * w; }
-  int64_t size() const { return pixels() * bytes; }
-  int64_t lo() const { return base; }  // strides are never negative
-  int64_t hi() const { return base + (n - 1) * sn + (h - 1) * sh + (w - 1) * sw + bytes; }
-  bool empty() const { return n <= 0 || h <= 0 || w <= 0 || bytes <= 0; }
-  // Calls f(address, offset_in_data) for every pixel.
-  template <class F>
-  void for_each(F&& f) const {
-    int64_t off = 0;
-    for (int64_t a = 0; a < n; ++a)
-      for (int64_t b = 0; b < h; ++b)
-        for (int64_t c = 0; c < w; ++c, off += bytes) f(base + a * sn + b * sh + c * sw, off);
-  }
-};
-
-// Whether two blocks of the same memory share a byte.
-bool blocks_overlap(const Block& x, const Block& y);
-
-// The statically known part of an instruction.
-struct Step {
-  int32_t core = 0;
-  std::array<int32_t, 10> cfg{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1};  // indices of the configuration instructions used
-  std::vector<Block> reads, writes;
-  int64_t macs = 0;  // pe_conv
-};
+// The layouts and the footprint planning live in lib/footprint.
+using footprint::Block;
+using footprint::blocks_overlap;
+using footprint::Box;
+using footprint::element_bytes;
+using footprint::kBiasOffset;
+using footprint::kChannelScaleOffset;
+using footprint::make_box;
+using footprint::pack_weights;
+using footprint::Space;
+using footprint::space_name;
+using footprint::Step;
+using footprint::weight_record;
+using footprint::WeightRecord;
 
 class Machine {
  public:
-  // The slots of Step::cfg.
-  enum Cfg { kFm, kPm, kTp, kQp, kIq, kIq1, kGms, kFm1, kAct, kGp };
+  // The slots of Step::cfg (footprint::Cfg).
+  using Cfg = footprint::Cfg;
+  using enum footprint::Cfg;
 
   // `weights` and `activations` are the two DRAM spaces (see asm/dram_layout.hpp).
   Machine(const arch::Architecture& a, const isa::Program& p, std::string file, std::vector<uint8_t> weights,
@@ -104,11 +83,9 @@ class Machine {
   struct Pending;
 
   [[noreturn]] void fail(size_t i, const std::string& what) const;
-  void check_block(size_t i, const Block& b, const char* what) const;
   const isa::Instruction& cfg(size_t i, Cfg c) const { return prog_.instructions[size_t(steps_[i].cfg[c])]; }
   uint8_t* mem(Space s, int32_t core);
 
-  void plan_one(size_t i, std::array<int32_t, isa::kOpcodeCount>& last_cfg);
   void compute_conv(size_t i, Pending& p);
   void compute_vp_self(size_t i, Pending& p);
   void compute_vp_pool(size_t i, Pending& p);

@@ -84,6 +84,7 @@ struct Wl {
   // loaded for its batch group alone (a part computed for several groups).
   int leader = 0;
   bool run = false, group_weights = false;
+  int64_t part_k = 0;         // output channels of the whole part (runs: all of them)
   int64_t cycles = 0;
   int64_t out_bytes = 0;
   mapping::Box box;           // output, whole-batch coordinates
@@ -98,6 +99,7 @@ struct Wl {
   bool stored = false;
   int keep_until = -1;        // last position on its core that still holds its output (local consumers)
   int64_t foot = 0;           // L2 bytes of its inputs and output
+  int64_t own = 0;            // foot plus the tensors of its core it reads (kept there by their producers)
   int64_t end = 0;            // compute end
   int64_t arrival = 0;        // latest arrival of its received inputs
   Binding arrival_by = Binding::Noc;
@@ -145,6 +147,7 @@ struct CostModel::Impl {
   // Engine scratch, reused between evaluations.
   mutable std::vector<Wl> wls;
   mutable std::vector<Need> needs;
+  mutable std::vector<int> own_scratch;  // one workload's producers on its own core
   mutable std::vector<Send> sends;
   mutable std::vector<int> syncs;  // per workload (sync_begin..end): producer workloads it waits for
   mutable std::vector<Wt> wts;
@@ -500,6 +503,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
           if (wr.kind == irgen::WeightRuns::TooLarge && too_large < 0) too_large = lp.layer;
           w.run = wr.kind == irgen::WeightRuns::Runs;
           w.group_weights = w.run && G * R > 1;
+          w.part_k = k;
           w.leader = int(wls.size());
           const int64_t step = w.run ? wr.run : k;
           for (int64_t k0 = part.lower[1]; k0 <= part.upper[1]; k0 += step) {
@@ -535,6 +539,8 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
     w.need_begin = int(needs.size());
     w.sync_begin = int(syncs.size());
     int64_t foot = w.out_bytes;
+    std::vector<int>& own_reads = own_scratch;
+    own_reads.clear();
     // A later run of a part reads the inputs its first run loaded or
     // received (irgen keeps them in L2 for it) and writes the same output
     // tensor: the earlier runs' outputs stay.
@@ -566,6 +572,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
         if (!intersect(pw.box, reg, &x)) continue;
         if (pw.core == w.core) {
           // Stays in this core's L2 until here.
+          own_reads.push_back(pid);
           pw.keep_until = std::max(pw.keep_until, w.q);
         } else if (!sibling) {
           // Another core, in this segment or an earlier one: sent core to core.
@@ -590,6 +597,15 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
     syncs.erase(std::unique(syncs.begin() + w.sync_begin, syncs.end()), syncs.end());
     w.sync_end = int(syncs.size());
     w.foot = foot;
+    std::sort(own_reads.begin(), own_reads.end());
+    own_reads.erase(std::unique(own_reads.begin(), own_reads.end()), own_reads.end());
+    w.own = foot;
+    bool overwrite = false;  // irgen writes an element-wise add over an input of its box that dies with it
+    for (int pid : own_reads) {
+      w.own += wls[size_t(pid)].out_bytes;
+      overwrite = overwrite || (L.fir->op == fir::Op::ElementWiseAdd && wls[size_t(pid)].box == w.box);
+    }
+    if (overwrite) w.own -= w.out_bytes;
     if (L.to_dram) w.stored = true;
     // Outputs read by layers outside the plan go to DRAM too.
     for (int c : L.consumers)
@@ -627,6 +643,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   for (const Wl& w : wls) {
     auto& u = l2[size_t(w.core)];
     u[size_t(w.q)] += w.foot;
+    if (w.own - a.core.l2_bytes > pc.own_overflow) pc.own_overflow = w.own - a.core.l2_bytes, pc.own_overflow_segment = w.seg;
     // Received inputs are live from the workload before (irgen gives them
     // their own bytes there, so the receives overlap its compute).
     if (w.q > 0)
@@ -663,7 +680,17 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
         int64_t k = t.k_hi - t.k_lo + 1;
         t.bytes = L.weight_bytes_per_k * k;
         t.rows = weight_rows(L, k);
-        t.direct = t.rows <= a.core.wl0_rows;
+        // How irgen's weight-path search mostly treats a part cut into runs:
+        // a whole layer on its core whose weights fit comfortably in L2
+        // streams from an L2 copy loaded far ahead (the LW queue then copies
+        // each run into WL0 as it is due; its runs still compute at
+        // weight-buffer speed, see the timeline below); a share of a layer
+        // split over cores, or weights L2 cannot hold, loads each run into
+        // WL0. (Measured on ResNet-50 on one core, VGG-11 and AlexNet on
+        // both presets; a shared schedule model would not need the rule.)
+        const bool streamed_runs = w.run && !w.group_weights && w.part_k == L.out[1] &&
+                                   L.weight_bytes_per_k * w.part_k <= a.core.l2_bytes / 2;
+        t.direct = t.rows <= a.core.wl0_rows && !streamed_runs;
         int64_t tk = std::min(tile_k(L), k);
         t.tile_rows = (tk < k ? 2 : 1) * ceil_div(tk * L.weight_bytes_per_k, a.core.wl0_row_bytes);
         t.channel = int(plan.segments[size_t(w.seg)].layers[size_t(w.pos)].dram.weights);
@@ -728,7 +755,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
   // ---- timeline
   for (Wl& w : wls) {
     const SegmentPlan& sp = plan.segments[size_t(w.seg)];
-    bool direct = w.weight < 0 || wts[size_t(w.weight)].direct;
+    bool direct = w.weight < 0 || wts[size_t(w.weight)].direct || (w.run && !w.group_weights);
     w.cycles = sp.row_groups > 1 || w.run ? box_cycles(w.layer, w.box, direct)
                                           : part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
   }

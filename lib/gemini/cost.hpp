@@ -92,6 +92,11 @@ struct PlanCost {
   int64_t overflow = 0;   // bytes beyond a core's L2 (0: fits)
   std::string problem;    // the first capacity problem, for messages
   int overflow_segment = -1;  // the segment of the largest overflow (-1: none)
+  // The part of the overflow that irgen cannot relieve by sending tensors
+  // kept for later segments through DRAM: bytes by which one workload's own
+  // inputs and output exceed L2, and its segment (-1: none).
+  int64_t own_overflow = 0;
+  int own_overflow_segment = -1;
   // A PE layer irgen cannot compute as the plan places it (-1: none): a part
   // whose weights do not fit the weight buffer, not even one output channel
   // of which fits half of it (irgen::WeightRuns::TooLarge). Counted in

@@ -1,3 +1,4 @@
+#include <cmath>
 #include "gemini/report.hpp"
 
 #include "support/json.hpp"
@@ -60,6 +61,25 @@ std::string format_report(const CostModel& model, const Plan& plan, const PlanCo
     << fmt("%.1f", us > 0 ? double(net.batch) * 1e6 / us : 0.0) << " samples/s\n";
   o << "MAC utilisation    " << fmt("%.2f", peak > 0 ? 100.0 * double(net.total_macs()) / peak : 0.0)
     << "% of the chip's peak\n";
+  // What no mapping can beat: the MACs at the chip's peak, and the weights,
+  // the network's inputs and outputs crossing DRAM once at every channel's
+  // bandwidth.
+  {
+    int64_t dram_bytes = 0;
+    for (const auto& L : net.layers) {
+      if (L.pe()) dram_bytes += L.weight_bytes();
+      for (const auto& in : L.inputs)
+        if (in.producer < 0) dram_bytes += in.dims[0] * in.dims[1] * in.dims[2] * in.dims[3] * in.bytes;
+      if (L.to_dram) dram_bytes += L.out[0] * L.out[1] * L.out[2] * L.out[3] * L.out_bytes;
+    }
+    const double mac_bound = double(net.total_macs()) / a.peak_macs_per_cycle();
+    const double dram_bound =
+        double(dram_bytes) / (a.dram_channel_bytes_per_cycle() * double(std::max<size_t>(1, a.dram_channels.size())));
+    const double bound = std::max(mac_bound, dram_bound);
+    o << "bounds             MAC " << fmt("%.0f", std::ceil(mac_bound)) << " cycles, DRAM " << fmt("%.0f", std::ceil(dram_bound))
+      << " cycles (" << dram_bytes << " bytes), predicted " << fmt("%.2f", bound > 0 ? double(cost.cycles) / bound : 0.0)
+      << "x the larger\n";
+  }
   const auto& e = cost.energy;
   o << "energy             " << uj(e.total()) << " uJ: mac " << uj(e.mac) << " vp " << uj(e.vp) << " sram "
     << uj(e.l1 + e.l2) << " noc " << uj(e.noc) << " d2d " << uj(e.d2d) << " dram " << uj(e.dram) << " static "

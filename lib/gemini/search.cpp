@@ -604,16 +604,17 @@ class Searcher {
     t0_ = Clock::now();
     SearchResult res;
     if (C_ == 1) {
-      // One layer per segment. A segment whose workload does not fit L2
-      // takes its batch in more groups, and so do the segments before it
-      // whose outputs are live there (their batch groups then die one by
-      // one), widening back until the overflow there goes or no batch-group
-      // count is left.
+      // One layer per segment. A segment whose workload's own inputs and
+      // output do not fit L2 (what irgen cannot relieve by sending tensors
+      // kept for later segments through DRAM) takes its batch in more
+      // groups, and so do the segments before it whose outputs it reads
+      // (their batch groups then die one by one), widening back until that
+      // overflow goes or no batch-group count is left.
       res.plan = single_core_plan(net_);
       PlanCost cost = model_.evaluate(res.plan, false);
       constexpr int kMaxWiden = 16;
-      while (!cost.feasible() && cost.overflow_segment >= 0) {
-        const int s = cost.overflow_segment;
+      while (cost.own_overflow > 0 && cost.own_overflow_segment >= 0) {
+        const int s = cost.own_overflow_segment;
         bool better = false;
         for (int lo = s; lo >= std::max(0, s - kMaxWiden) && !better; --lo) {
           Plan p = res.plan;
@@ -625,7 +626,8 @@ class Searcher {
           }
           if (!raised) continue;
           PlanCost c = model_.evaluate(p, false);
-          if (c.overflow_segment != s || c.overflow < cost.overflow) res.plan = std::move(p), cost = c, better = true;
+          if (c.own_overflow_segment != s || c.own_overflow < cost.own_overflow)
+            res.plan = std::move(p), cost = c, better = true;
         }
         if (!better) break;
       }

@@ -31,6 +31,29 @@ std::string str(const Coord& c) {
          std::to_string(c[3]) + "]";
 }
 std::string str(const Region& r) { return str(r.lo) + ".." + str(r.hi); }
+std::string range(int64_t lo, int64_t hi) { return std::to_string(lo) + ".." + std::to_string(hi); }
+
+// A record's shape and size in words: "[1, 3, 3] (104 bytes each)".
+std::string record_text(const footprint::WeightRecord& r) {
+  std::string t = "[";  // appended piecewise: GCC 12 warns (-Wrestrict) on the operator+ chain
+  t += std::to_string(r.c);
+  t += ", ";
+  t += std::to_string(r.kh);
+  t += ", ";
+  t += std::to_string(r.kw);
+  t += "] (";
+  t += std::to_string(r.bytes());
+  t += " bytes each)";
+  return t;
+}
+// Whether weight coordinates [0, k, c, kh*kw] lower..upper hold whole records
+// of r: every input channel and tap of each output channel.
+bool whole_records(const Coord& lo, const Coord& hi, const footprint::WeightRecord& r) {
+  return lo[2] == 0 && hi[2] == r.c - 1 && lo[3] == 0 && hi[3] == r.kh * r.kw - 1;
+}
+std::string records_of(const Coord& lo, const Coord& hi) {
+  return "[" + std::to_string(hi[2] - lo[2] + 1) + " channels, " + std::to_string(hi[3] - lo[3] + 1) + " taps]";
+}
 // Volume of `need` covered by pieces assumed disjoint.
 int64_t covered(const Region& need, const std::vector<Region>& pieces) {
   int64_t v = 0;
@@ -67,6 +90,7 @@ class Checker {
       for (size_t k = 0; k < c.workloads.size(); ++k) workload(c, k);
     dram();
     coverage();
+    weights();
     return std::move(problems_);
   }
 
@@ -88,6 +112,8 @@ class Checker {
   void memory(const sir::Core& c, size_t k);
   void dram();
   void coverage();
+  void weights();
+  void workload_weights(const sir::Core& c, size_t k);
   bool layer_dims(const std::string& name, Coord* dims, bool input, size_t which) const;
 
   const sir::Schedule& s_;
@@ -574,6 +600,142 @@ void Checker::coverage() {
     for (const auto& l : g_->layers())
       if (l.device == fir::Device::Npu && !by_layer.count(l.name))
         add_problem("", "layer \"" + l.name + "\" of the Frontend IR has no workload");
+}
+
+// With the FIR: weights agree with their layers in the chip's record layout
+// (layer_weight_record), the rule the functional model reads them by.
+void Checker::weights() {
+  if (!g_) return;
+  // DRAM weight transfers: whole records of the layer's shape, and their bytes.
+  for (size_t i = 0; i < s_.dram.out.size(); ++i) {
+    const auto& d = s_.dram.out[i];
+    if (d.type != sir::DramLoadType::Weight || d.destination.empty() || !d.destination[0].layer_name) continue;
+    const std::string p = "/-1/out/" + std::to_string(i);
+    const fir::Layer* l = g_->find(*d.destination[0].layer_name);
+    if (!l) continue;  // the destinations' check names it
+    const footprint::WeightRecord r = layer_weight_record(a_, *l);
+    const std::string who = "weight transfer " + std::to_string(d.transfer_id) + " of \"" + l->name + "\"";
+    if (r.c <= 0) {
+      add_problem(p, who + ": the layer has no [K, C, kh, kw] weights");
+      continue;
+    }
+    const int64_t channels = d.upper[1] - d.lower[1] + 1;
+    auto k = fir::weight_shape(*l);
+    if (d.lower[1] < 0 || d.upper[1] >= (*k)[0])
+      add_problem(p + "/upper", who + " loads output channels " + range(d.lower[1], d.upper[1]) + " of its " +
+                                    std::to_string((*k)[0]));
+    if (!whole_records(d.lower, d.upper, r))
+      add_problem(p + "/upper", who + " loads " + records_of(d.lower, d.upper) + " of each output channel; its records are " +
+                                    record_text(r));
+    if (d.size != channels * r.bytes())
+      add_problem(p + "/size", who + " is " + std::to_string(d.size) + " bytes; its " + std::to_string(channels) +
+                                   " output channels of records " + record_text(r) + " take " +
+                                   std::to_string(channels * r.bytes()));
+  }
+  for (const auto& c : s_.cores)
+    for (size_t k = 0; k < c.workloads.size(); ++k)
+      if (c.workloads[k].layer_type == sir::LayerType::Pe) workload_weights(c, k);
+}
+
+// A PE workload's tiles read the input channels (whole groups) their output
+// channels need, and its WL0 entries hold records of the layer's shape for
+// every tile.
+void Checker::workload_weights(const sir::Core& c, size_t k) {
+  const auto& w = c.workloads[k];
+  const std::string p = wp(c.id, k);
+  const fir::Layer* l = g_->find(w.layer_name);
+  if (!l) return;
+  const footprint::WeightRecord r = layer_weight_record(a_, *l);
+  auto wshape = fir::weight_shape(*l);
+  if (r.c <= 0 || !wshape || (*wshape)[0] < 1) return;
+  const int64_t groups = l->op == fir::Op::Conv2d ? l->group_count() : 1;
+  const int64_t kg = (*wshape)[0] / groups;  // output channels per group
+  // Dense layers reading a flattened [C, H, W] input have no channel rule here.
+  const bool channels_known = l->op == fir::Op::Conv2d ||
+                              (!l->input_shape.empty() && l->input_shape[0].size() >= 2 && l->input_shape[0][1] == r.c);
+  if (w.weight) {
+    const auto& wt = *w.weight;
+    const int64_t channels = wt.upper[1] - wt.lower[1] + 1;
+    if (!whole_records(wt.lower, wt.upper, r))
+      add_problem(p + "/weight", "the weights " + records_of(wt.lower, wt.upper) + " of each output channel are not \"" +
+                                     l->name + "\"'s records " + record_text(r));
+    else if (wt.size != channels * r.bytes())
+      add_problem(p + "/weight/size", "the weights of " + std::to_string(channels) + " output channels are " +
+                                          std::to_string(wt.size) + " bytes; records " + record_text(r) + " take " +
+                                          std::to_string(channels * r.bytes()));
+  }
+  for (size_t t = 0; t < w.tile_info.size() && channels_known; ++t) {
+    const auto& tile = w.tile_info[t];
+    const std::string tp = p + "/tile_info/tile_num_" + std::to_string(t);
+    const int64_t k0 = tile.ofmap_lower[1], k1 = tile.ofmap_upper[1];
+    if (groups > 1 && (k0 % kg != 0 || (k1 + 1) % kg != 0)) {
+      add_problem(tp, "the tile computes output channels " + range(k0, k1) + " of \"" + l->name + "\", not whole groups of " +
+                          std::to_string(kg));
+      continue;
+    }
+    // Group g's outputs read its r.c input channels; a dense layer's all of them.
+    const int64_t c0 = groups > 1 ? k0 / kg * r.c : 0, c1 = groups > 1 ? (k1 + 1) / kg * r.c - 1 : r.c - 1;
+    if (tile.ifmap_lower[1] != c0 || tile.ifmap_upper[1] != c1)
+      add_problem(tp, "the tile reads input channels " + range(tile.ifmap_lower[1], tile.ifmap_upper[1]) +
+                          "; its output channels " + range(k0, k1) + " of \"" + l->name + "\" (" + std::to_string(groups) +
+                          (groups == 1 ? " group" : " groups") + ") need " + range(c0, c1));
+  }
+  // WL0: the entries of the workload's own weights.
+  const sir::WeightBuffer& wb = w.wl0_buffer.present() ? w.wl0_buffer : w.wl1_buffer;
+  const std::string key = w.wl0_buffer.present() ? "/wl0_buffer/" : "/wl1_buffer/";
+  const int64_t row = a_.core.wl0_row_bytes;
+  auto own = [&](const sir::WeightBufferEntry& e) {
+    if (e.layer_name != w.layer_name) return false;
+    if (!w.weight || w.weight->transfer_id.empty() || e.transfer_id.empty()) return true;
+    for (int64_t id : e.transfer_id)
+      if (std::find(w.weight->transfer_id.begin(), w.weight->transfer_id.end(), id) != w.weight->transfer_id.end())
+        return true;
+    return false;
+  };
+  for (size_t i = 0; i < wb.entries.size(); ++i) {
+    const auto& e = wb.entries[i];
+    if (!own(e) || !e.lower || !e.upper) continue;
+    const std::string ep = p + key + std::to_string(i);
+    if (!whole_records(*e.lower, *e.upper, r)) {
+      add_problem(ep, "the entry holds " + records_of(*e.lower, *e.upper) + " of each output channel of \"" + l->name +
+                          "\"; its records are " + record_text(r));
+      continue;
+    }
+    const int64_t need = (*e.upper)[1] - (*e.lower)[1] + 1;
+    if (e.source == sir::WeightSource::Ddr && e.size * row < need * r.bytes())
+      add_problem(ep + "/size", "the entry's " + std::to_string(e.size) + " rows cannot hold its " + std::to_string(need) +
+                                    " records " + record_text(r));
+  }
+  // Every tile finds its records in an entry (the one holding its output channels).
+  const size_t slots = std::min<size_t>(2, w.tile_info.size());
+  for (size_t t = 0; t < w.tile_info.size(); ++t) {
+    const auto& tile = w.tile_info[t];
+    const int64_t k0 = tile.ofmap_lower[1], kt = tile.ofmap_upper[1] - k0 + 1;
+    const sir::WeightBufferEntry* e = nullptr;
+    for (const auto& x : wb.entries) {
+      if (!own(x)) continue;
+      if (!e) e = &x;
+      if (x.lower && x.upper && ((*x.lower)[1] > k0 || tile.ofmap_upper[1] > (*x.upper)[1])) continue;
+      e = &x;
+      break;
+    }
+    if (!e) break;  // memory() reports a buffer without the layer
+    const std::string tp = p + "/tile_info/tile_num_" + std::to_string(t);
+    if (e->source == sir::WeightSource::Core) {
+      // Streamed tile by tile through `slots` slots of the entry.
+      if (int64_t(slots) * kt * r.bytes() > e->size * row)
+        add_problem(tp, "the tile's " + std::to_string(kt) + " records " + record_text(r) + " in " + std::to_string(slots) +
+                            " slots need " + std::to_string(int64_t(slots) * kt * r.bytes()) + " bytes; its entry at " +
+                            std::to_string(e->address) + " has " + std::to_string(e->size) + " rows");
+      continue;
+    }
+    const int64_t first = e->lower ? (*e->lower)[1] : 0;
+    const int64_t lo = (k0 - first) * r.bytes(), hi = lo + kt * r.bytes();
+    if (lo < 0 || hi > e->size * row)
+      add_problem(tp, "the tile reads records " + record_text(r) + " of output channels " + range(k0, tile.ofmap_upper[1]) +
+                          " at bytes " + range(lo, hi - 1) + " of its entry at " + std::to_string(e->address) + ", which has " +
+                          std::to_string(e->size) + " rows");
+  }
 }
 
 }  // namespace

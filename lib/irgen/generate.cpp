@@ -1003,10 +1003,9 @@ void Generator::reset_connections() {
 // split point (WL0 before it, L2 after), then single-layer flips, each
 // candidate priced by estimate() on a timeline of compute and DRAM.
 int64_t Generator::weight_bytes_per_k(const LayerModel& L) const {
-  const Dims& wd = L.conv.weight;
-  int wbytes = dtype_size(L.fir->input_dtype, 1);
-  return round_up(wd[1] * wbytes, a_.core.l2_channel_align_bytes) * wd[2] * wd[3] +
-         a_.core.weight_extra_bytes_per_out_channel;
+  const footprint::WeightRecord r = layer_weight_record(a_, *L.fir);
+  if (r.c <= 0) fail_fir(L.fir->name, "a PE layer without a [K, C, kh, kw] weight shape");
+  return r.bytes();
 }
 
 // WL0 rows (64-byte units) of `kcount` output channels loaded whole
@@ -1640,6 +1639,20 @@ Summary summarize(const sir::Schedule& s) {
   for (const auto& d : s.dram.out)
     if (d.type == sir::DramLoadType::Weight) r.weight_bytes += d.size;
   return r;
+}
+
+footprint::WeightRecord layer_weight_record(const arch::Architecture& a, const fir::Layer& l) {
+  auto pc = fir::pe_conv(l);
+  if (!pc) return {};
+  const int elem = dtype_size(l.input_dtype, 1);
+  if (l.op == fir::Op::Conv2d) {
+    // Each output channel reads its group's channels of the input.
+    const int64_t groups = pc->groups;
+    if (groups < 1 || l.input_shape[0].size() < 2 || l.input_shape[0][1] % groups != 0) return {};
+    return footprint::weight_record(a, l.input_shape[0][1] / groups, pc->kernel[0], pc->kernel[1], elem);
+  }
+  // A dense layer: the convolution of its whole sample, [C, H, W] of its input.
+  return footprint::weight_record(a, pc->weight[1], pc->weight[2], pc->weight[3], elem);
 }
 
 }  // namespace cct::irgen

@@ -14,7 +14,10 @@
 // has exactly one producer and matching coordinates, no two live tensors
 // overlap in L2 or WL0, capacities and ring-buffer regions hold, coordinates
 // lie within the layers (with a FIR) and each layer's output is covered
-// exactly once.
+// exactly once. With a FIR, weights agree with their layers: DRAM weight
+// transfers carry whole records of the layer's shape, PE tiles read the
+// input channels (whole groups) their output channels need, and the WL0
+// entries hold records of that shape for every tile.
 #pragma once
 
 #include <string>
@@ -22,6 +25,7 @@
 
 #include "arch/arch.hpp"
 #include "fir/fir.hpp"
+#include "footprint/layout.hpp"
 #include "mapping/mapping.hpp"
 #include "sir/sir.hpp"
 
@@ -63,6 +67,12 @@ struct Summary {
   int64_t l2_stream_layers = 0;   // layers whose weights stream from L2
 };
 Summary summarize(const sir::Schedule& s);
+
+// The weight record of one output channel of a PE layer in the chip's layout
+// (footprint/layout.hpp): [C / groups, kh, kw] for convolutions (C the
+// input's channels), for dense layers the [C, H, W] of the input sample they
+// take whole (fir::pe_conv); c = 0 when the layer has no such weights.
+footprint::WeightRecord layer_weight_record(const arch::Architecture& arch, const fir::Layer& layer);
 
 // Semantic checks; every problem as "file: /json/pointer: what". `graph`
 // is optional: without it, layer shapes are taken from the schedule (the

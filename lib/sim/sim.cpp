@@ -8,6 +8,7 @@
 #include <queue>
 #include <tuple>
 
+#include "footprint/footprint.hpp"
 #include "support/error.hpp"
 #include "timing/instruction_model.hpp"
 
@@ -156,7 +157,7 @@ class Engine {
   }
 
  private:
-  // ---- Preparation: cores, work, transfer pairs, address checks ------------
+  // ---- Preparation: cores, work, footprints, transfer pairs ----------------
   void prepare() {
     if (n_ == 0) throw_input_error(opt_.file + ": empty program");
     core_.resize(n_);
@@ -194,6 +195,12 @@ class Engine {
       if (op == Opcode::vp_self || op == Opcode::vp_pool) ++vp_parts[{core_[i], prog_.instructions[i].mapping.wkl}];
     }
     std::vector<timing::CoreModel> models(size_t(ncores_), timing::CoreModel{a_});
+    // What each instruction reads and writes: the functional model's rules
+    // (inside L2 and WL0, weights read as they were loaded), DRAM sizes unknown.
+    footprint::Options fo;
+    fo.file = opt_.file;
+    footprint::Planner footprints(a_, prog_, fo);
+    footprint::Step step;
     for (size_t i = 0; i < n_; ++i) {
       const auto& inst = prog_.instructions[i];
       int64_t parts = 1;
@@ -204,7 +211,7 @@ class Engine {
         throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + " needs DRAM but architecture \"" + a_.name +
                           "\" has no DRAM channel");
       result_.stats.energy += w.energy;
-      check_addresses(i);
+      footprints.plan(i, step);
     }
     pair_transfers();
     prepare_host();
@@ -283,54 +290,6 @@ class Engine {
         finish(i);
       }
     host_next(now_);
-  }
-
-  void check_addresses(size_t i) {
-    const auto& inst = prog_.instructions[i];
-    const int64_t l2 = a_.core.l2_bytes, wl0 = a_.core.wl0_rows;
-    auto fail = [&](Param p, int64_t v, const char* mem, int64_t size) {
-      throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + ": " + std::string(isa::param_name(p)) +
-                        " = " + std::to_string(v) + " is outside " + mem + " (" + std::to_string(size) + " bytes)");
-    };
-    auto l2_at = [&](Param p, int64_t bytes) {
-      int64_t v = inst.get(p);
-      if (v < 0 || v >= l2 || v + bytes > l2) fail(p, v, "L2", l2);
-    };
-    auto wl0_at = [&](Param p) {
-      int64_t v = inst.get(p);
-      if (v < 0 || v >= wl0) fail(p, v, "WL0", wl0);
-    };
-    int64_t bytes = work_[i].bytes;
-    switch (inst.op()) {
-      case Opcode::lda_mov: l2_at(Param::DTaddr, bytes); break;
-      case Opcode::ldw_mov: l2_at(Param::DTaddr, bytes); break;
-      case Opcode::sta_mov: l2_at(Param::STaddr, bytes); break;
-      case Opcode::so_mov: l2_at(Param::STaddr, bytes); break;
-      case Opcode::si_mov: l2_at(Param::DTaddr, bytes); break;
-      case Opcode::lw_mov:
-        wl0_at(Param::DTaddr);
-        if (inst.get(Param::SS) == 0) l2_at(Param::STaddr, 0);
-        break;
-      case Opcode::pe_conv: {
-        l2_at(Param::DTaddr, 0);
-        wl0_at(Param::SWaddr);
-        // The source may start in the padding before the tensor (negative).
-        int64_t s = inst.get(Param::STaddr);
-        if (s <= -l2 || s >= l2) fail(Param::STaddr, s, "L2", l2);
-        break;
-      }
-      case Opcode::vp_self:
-        l2_at(Param::STaddr, 0), l2_at(Param::STaddr1, 0), l2_at(Param::DTaddr, 0);
-        break;
-      case Opcode::vp_pool:
-        l2_at(Param::STaddr, 0), l2_at(Param::DTaddr, 0);
-        break;
-      case Opcode::dt_cal:
-        l2_at(Param::STaddr, 0), l2_at(Param::DTaddr, 0);
-        break;
-      default:
-        break;
-    }
   }
 
   void pair_transfers() {

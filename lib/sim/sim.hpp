@@ -18,9 +18,11 @@
 //
 // Errors (cct::Error, kExitInvalidInput) name the file and line: an
 // instruction for a core the architecture lacks, an operation without its
-// configuration, an L2 or WL0 address out of range, unpaired or malformed
-// transfers, and a deadlock (tokens consumed but never produced), which lists
-// the instructions left waiting. The engine never loops forever: every event
+// configuration, a footprint the functional model would refuse (a block
+// outside L2 or WL0, a tile beyond its configured tensor, a pe_conv reading
+// weight records other than the ones loaded for it: lib/footprint), unpaired
+// or malformed transfers, and a deadlock (tokens consumed but never
+// produced), which lists the instructions left waiting. The engine never loops forever: every event
 // is processed once and every flow progresses.
 #pragma once
 

@@ -10,6 +10,7 @@
 #include "fir/fir.hpp"
 #include "isa/program_io.hpp"
 #include "sir/sir.hpp"
+#include "support/error.hpp"
 #include "testing.hpp"
 
 namespace {
@@ -156,14 +157,24 @@ TEST_CASE("asm --check catches a moved token") {
 TEST_CASE("asm --check reports addresses outside the architecture") {
   auto arch = arch::load_architecture("zebu-1core");
   isa::Program prog = isa::read_program(asm_path(kPairs[0]));
-  for (auto& in : prog.instructions)
-    if (in.op() == isa::Opcode::lda_mov) {
-      in.set(isa::Param::DTaddr, arch.core.l2_bytes - 16);
+  size_t at = 0;
+  for (; at < prog.size(); ++at)
+    if (prog.instructions[at].op() == isa::Opcode::lda_mov) {
+      prog.instructions[at].set(isa::Param::DTaddr, arch.core.l2_bytes - 16);
       break;
     }
-  auto rep = assembler::check(prog, arch);
-  CHECK_FALSE(rep.ok());
-  CHECK(rep.text("x").find("outside L2") != std::string::npos);
+  REQUIRE(at < prog.size());
+  // An input error naming the line, as the functional model's.
+  try {
+    assembler::check(prog, arch, "x.asm");
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == kExitInvalidInput);
+    std::string want = "x.asm:" + std::to_string(at + 1) + ": lda_mov: writes L2 of core 0 bytes [" +
+                       std::to_string(arch.core.l2_bytes - 16) + ", ";
+    CHECK_MESSAGE(std::string(e.what()).rfind(want, 0) == 0, e.what());
+    CHECK(std::string(e.what()).find("outside the " + std::to_string(arch.core.l2_bytes) + " bytes there") != std::string::npos);
+  }
 }
 
 TEST_CASE("the asm tool: JSON Lines by default, --legacy, --check") {

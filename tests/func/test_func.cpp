@@ -10,9 +10,10 @@
 #include "../frontend/onnx_builder.hpp"
 #include "../testing/testing.hpp"
 #include "asm/asm.hpp"
-#include "func/layout.hpp"
+#include "footprint/layout.hpp"
 #include "func/machine.hpp"
 #include "func_test_util.hpp"
+#include "grouped_model.hpp"
 #include "interp/int8_ops.hpp"
 #include "irgen/irgen.hpp"
 #include "isa/program_io.hpp"
@@ -136,44 +137,13 @@ TEST_CASE("the tiny ResNet runs bit for bit like the interpreter, every layer ma
   }
 }
 
-// A chain of grouped convolutions between dense ones: depthwise (stride 2),
-// depthwise with a channel multiplier, grouped and dilated, groups of 3
-// outputs (not dividing the array's 64 columns), then dense again, so the
-// group configuration must be set and reset between tiles.
-const Compiled& grouped_model(int batch) {
-  static std::string path;
-  if (path.empty()) {
-    testing::OnnxBuilder b;
-    b.input("x", {-1, 16, 12, 12}).output("y", {-1, 24, 6, 6});
-    auto conv = [&](const std::string& in, const std::string& out, int64_t k, int64_t c, int64_t groups, int64_t kernel,
-                    int64_t stride, int64_t pad, int64_t dilation) {
-      b.random_init(out + "_w", {k, c / groups, kernel, kernel}).random_init(out + "_b", {k});
-      auto& n = b.node("Conv", {in, out + "_w", out + "_b"}, {out});
-      testing::OnnxBuilder::attr(n, "group", groups);
-      testing::OnnxBuilder::attr(n, "strides", std::vector<int64_t>{stride, stride});
-      testing::OnnxBuilder::attr(n, "pads", std::vector<int64_t>{pad, pad, pad, pad});
-      testing::OnnxBuilder::attr(n, "dilations", std::vector<int64_t>{dilation, dilation});
-    };
-    conv("x", "c0", 32, 16, 1, 3, 1, 1, 1);
-    b.node("Relu", {"c0"}, {"r0"});
-    conv("r0", "dw", 32, 32, 32, 3, 2, 1, 1);      // depthwise, stride 2
-    conv("dw", "dm", 64, 32, 32, 3, 1, 1, 1);      // depthwise, multiplier 2
-    conv("dm", "gd", 64, 64, 4, 3, 1, 2, 2);       // 4 groups, dilation 2
-    conv("gd", "g3", 24, 64, 8, 1, 1, 0, 1);       // 8 groups of 3 outputs
-    conv("g3", "y", 24, 24, 1, 3, 1, 1, 1);        // dense again
-    path = testing::temp_dir("func_grouped_model") + "/grouped.onnx";
-    write_output(path, b.bytes());
-  }
-  return func_test::compile_model(path, batch, "grouped");
-}
-
 TEST_CASE("grouped, depthwise and dilated convolutions run bit for bit, alone on a core and split across cores") {
   for (std::string arch : {"zebu-1core", "chip-64tops"})
     for (int batch : {1, 4}) {
       CAPTURE(arch);
       CAPTURE(batch);
       const auto& a = arch_named(arch);
-      const Compiled& c = grouped_model(batch);
+      const Compiled& c = func_test::grouped_model(batch);
       mapping::Mapping m = func_test::single_core(c.graph, arch);
       if (a.core_count() >= 4)
         // Every grouped layer split in four along k (whole groups per core), or k and w.
@@ -469,10 +439,21 @@ TEST_CASE("divergence finder: a shifted address is caught and the layer reading 
   for (const auto& n : shifted->next_layer) names_consumer |= msg.find("divergence in layer '" + n + "'") != std::string::npos;
   CHECK(names_consumer);
 
-  // A shifted weight address: the convolution's own output is wrong.
+  // A shifted weight address reads weight records off their boundaries:
+  // the timing run already refuses it (lib/footprint), naming the line.
   p = b.program;
   i = nth(p, isa::Opcode::pe_conv, 1);
   p.instructions[i].set(isa::Param::SWaddr, p.instructions[i].get(isa::Param::SWaddr) + 1);
+  std::tie(code, msg) = run_error(c, b, p, a);
+  INFO(msg);
+  CHECK(code == kExitInvalidInput);
+  CHECK(msg.find(":" + std::to_string(i + 1) + ": pe_conv: reads WL0") != std::string::npos);
+
+  // A wrong output scale: the convolution's own output is wrong.
+  p = b.program;
+  size_t pm = i;
+  while (p.instructions[pm].op() != isa::Opcode::pe_cfg_pm) --pm;
+  p.instructions[pm].set_float(isa::Param::QK, p.instructions[pm].number(isa::Param::QK) * 2);
   std::tie(code, msg) = run_error(c, b, p, a);
   INFO(msg);
   CHECK(code == kExitCheckFailed);

@@ -162,13 +162,14 @@ TEST_CASE("errors name the line") {
   }
   SUBCASE("address outside L2") {
     arch::Architecture a = arch::load_architecture("zebu-1core");
-    std::string msg = error_of(load(-1, 8, 1, 1, a.core.l2_bytes));
-    CHECK(msg.find("t.jsonl:2") != std::string::npos);
-    CHECK(msg.find("DTaddr") != std::string::npos);
-    CHECK(msg.find("outside L2") != std::string::npos);
+    const int64_t l2 = a.core.l2_bytes;
+    std::string msg = error_of(load(-1, 8, 1, 1, l2));
+    CHECK(msg.find("t.jsonl:2: lda_mov: writes L2 of core 0 bytes [" + std::to_string(l2) + ", " + std::to_string(l2 + 8) +
+                   "), outside the " + std::to_string(l2) + " bytes there") != std::string::npos);
     // A block that starts inside but runs past the end.
-    msg = error_of(load(-1, 64, 8, 8, a.core.l2_bytes - 64));
-    CHECK(msg.find("outside L2") != std::string::npos);
+    msg = error_of(load(-1, 64, 8, 8, l2 - 64));
+    CHECK(msg.find("writes L2 of core 0 bytes [" + std::to_string(l2 - 64) + ", " + std::to_string(l2 - 64 + 64 * 64) +
+                   "), outside") != std::string::npos);
   }
   SUBCASE("address outside WL0") {
     arch::Architecture a = arch::load_architecture("zebu-1core");
@@ -176,8 +177,8 @@ TEST_CASE("errors name the line") {
                     line("lw_mov", "\"SS\": 1, \"XYmode\": [\"XCutMode.CUT_K\", \"YCutMode.CUT_H\"], \"SBSG\": 0, \"STaddr\": 0, \"DTaddr\": " +
                                        std::to_string(a.core.wl0_rows) + ", \"Wsize\": [64, 64, 1, 1], " + deps("", ""));
     std::string msg = error_of(p);
-    CHECK(msg.find("t.jsonl:2") != std::string::npos);
-    CHECK(msg.find("outside WL0") != std::string::npos);
+    CHECK(msg.find("t.jsonl:2: lw_mov: writes WL0 of core 0 bytes") != std::string::npos);
+    CHECK(msg.find("outside the " + std::to_string(a.core.wl0_bytes()) + " bytes there") != std::string::npos);
   }
   SUBCASE("deadlock names the waiting instructions") {
     // The store waits for an LD token; the load never sends one.

@@ -495,8 +495,16 @@ TEST_CASE("a two-core trace: lanes per core, the critical path crosses cores thr
     si.set(Param::TAG, 7);
     si.set_list(Param::Tile, {1, 64, 28, 28});
   }
-  add(Opcode::dt_cfg, 1, {}, {});
-  add(Opcode::dt_cal, 1, {Queue::SI}, {Queue::CT}).set_list(Param::Tile, {1, 64, 28, 28});
+  {
+    auto& cfg = add(Opcode::dt_cfg, 1, {}, {});
+    cfg.set_list(Param::STile, {64, 28, 28});
+    cfg.set_list(Param::DTile, {64, 28, 28});
+  }
+  {
+    auto& dt = add(Opcode::dt_cal, 1, {Queue::SI}, {Queue::CT});
+    dt.set_list(Param::Tile, {1, 64, 28, 28});
+    dt.set(Param::DTaddr, 64 * 28 * 28);  // a copy beside the received tensor
+  }
   add(Opcode::ct_ed, 1, {Queue::DT}, {});
   arch::Architecture a = arch::load_architecture("chip-64tops");
   trace::Trace t;

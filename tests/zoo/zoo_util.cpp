@@ -51,54 +51,9 @@ int64_t npu_layers(const fir::Graph& g) {
   return std::count_if(g.layers().begin(), g.layers().end(), [](const fir::Layer& l) { return l.device == fir::Device::Npu; });
 }
 
-std::set<std::string> host_tail(const fir::Graph& g) {
-  std::set<std::string> tail;
-  for (bool changed = true; changed;) {
-    changed = false;
-    for (const auto& l : g.layers()) {
-      if (l.device != fir::Device::Cpu || tail.count(l.name)) continue;
-      if (std::all_of(l.next_layer.begin(), l.next_layer.end(),
-                      [&](const std::string& n) { return fir::is_graph_output_name(n) || tail.count(n); })) {
-        tail.insert(l.name);
-        changed = true;
-      }
-    }
-  }
-  bool reshapes_only = std::all_of(tail.begin(), tail.end(), [&](const std::string& n) { return g.find(n)->op == fir::Op::Reshape; });
-  return reshapes_only ? std::set<std::string>{} : tail;
-}
-
-fir::Graph cut_host_tail(const fir::Graph& g, const std::set<std::string>& tail, std::vector<std::string>& producers) {
-  std::vector<fir::Layer> kept;
-  for (const fir::Layer* l : g.in_index_order()) {
-    if (tail.count(l->name)) continue;
-    fir::Layer c = *l;
-    std::vector<std::string> next;
-    for (const auto& n : c.next_layer)
-      if (!tail.count(n)) next.push_back(n);
-    if (next.size() != c.next_layer.size()) {
-      producers.push_back(c.name);
-      next.push_back("output" + std::to_string(producers.size()));
-    }
-    c.next_layer = next;
-    kept.push_back(std::move(c));
-  }
-  return fir::Graph(std::move(kept));
-}
-
 std::vector<interp::QTensor> expected_outputs(const func_test::Compiled& c, const NpyArray& input) {
   interp::FirExecutor ex(c.graph, interp::directory_loader(c.dir));
-  interp::Tensor x = interp::Tensor::floats(input.shape, input.to_float());
-  auto tail = host_tail(c.graph);
-  if (tail.empty()) return ex.run({x});
-  std::vector<std::string> producers;
-  cut_host_tail(c.graph, tail, producers);
-  std::vector<interp::QTensor> out(producers.size());
-  ex.run({x}, [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&, const interp::QTensor& t) {
-    auto it = std::find(producers.begin(), producers.end(), l.name);
-    if (it != producers.end()) out[size_t(it - producers.begin())] = t;
-  });
-  return out;
+  return ex.run({interp::Tensor::floats(input.shape, input.to_float())});
 }
 
 Build build(const func_test::Compiled& c, const std::string& arch_name, const std::string& dir) {
@@ -155,30 +110,21 @@ Case run(const Build& b, const func_test::Compiled& c, const NpyArray& input, co
   Case k = b.k;
   if (!k.ok()) return k;
   try {
-    fir::Graph cut;
-    const fir::Graph* g = &c.graph;
-    auto tail = host_tail(c.graph);
-    if (!tail.empty()) {
-      std::vector<std::string> producers;
-      cut = cut_host_tail(c.graph, tail, producers);
-      g = &cut;
-      k.note = "outputs taken before the host layers";
-      for (const auto& n : tail) k.note += " " + n;
-      k.note += " (the accelerator's:";
-      for (const auto& p : producers) k.note += " " + p;
-      k.note += ")";
-    }
     func::Options fo;
     fo.program_file = "model.asm";
     fo.sir_file = "model.sir.json";
     fo.fir_file = c.fir_path;
     fo.golden_dir = golden_dir;
     auto t0 = std::chrono::steady_clock::now();
-    func::Result fr = func::run(b.program, b.timing, b.arch, *g, b.sir, func::directory_npy_loader(c.dir), {input}, fo);
+    func::Result fr = func::run(b.program, b.timing, b.arch, c.graph, b.sir, func::directory_npy_loader(c.dir), {input}, fo);
     k.functional_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     k.func_macs = fr.macs;
     k.layers_checked = fr.layers_checked;
     k.outputs = std::move(fr.outputs);
+    if (!fr.host_layers.empty()) {
+      k.note = "host layers";
+      for (const auto& n : fr.host_layers) k.note += " " + n;
+    }
   } catch (const Error& e) {
     k.stage = "functional";
     k.error = first_line(e.what());

@@ -23,25 +23,15 @@ namespace zoo {
 int64_t real_macs(const cct::fir::Graph& g);
 int64_t npu_layers(const cct::fir::Graph& g);
 
-// The cpu layers between the accelerator and the graph outputs that the
-// functional model cannot run (it runs the accelerator and reshapes only):
-// the cpu layers followed only by graph outputs or such layers, when one of
-// them is not a reshape; empty otherwise.
-std::set<std::string> host_tail(const cct::fir::Graph& g);
-// The graph without `tail`: the layers that fed it become the graph outputs
-// output1, output2, ... in layer order; `producers` receives their names.
-cct::fir::Graph cut_host_tail(const cct::fir::Graph& g, const std::set<std::string>& tail,
-                              std::vector<std::string>& producers);
-
 // What the functional run is compared with: the quantized FIR interpreter's
-// graph outputs on `input` or, with a host tail, the outputs of the layers
-// that feed it.
+// graph outputs on `input` (host layers included: the functional run runs
+// them with the same interpreter on the accelerator's outputs).
 std::vector<cct::interp::QTensor> expected_outputs(const func_test::Compiled& c, const cct::NpyArray& input);
 
 struct Case {
   std::string stage;  // the first stage that failed ("" when all passed)
   std::string error;  // its message
-  std::string note;   // how the outputs were compared (host tail)
+  std::string note;   // the host (cpu) layers the functional run ran
   int64_t gemini_cycles = -1;
   int64_t cycles = -1, sim_macs = -1;          // zebusim's timing model
   int64_t func_macs = -1, layers_checked = -1;  // the functional run
@@ -64,8 +54,7 @@ struct Build {
 Build build(const func_test::Compiled& c, const std::string& arch, const std::string& dir);
 
 // The functional run of a build on `input` (a Case with the build's figures);
-// with `golden_dir` every accelerator layer is compared with the golden
-// activations there. Graphs with a host tail run without it (see host_tail).
+// with `golden_dir` every layer is compared with the golden activations there.
 Case run(const Build& b, const func_test::Compiled& c, const cct::NpyArray& input, const std::string& golden_dir);
 
 // Index of the largest element (the first of equal ones) and how many share it.

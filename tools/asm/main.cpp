@@ -20,9 +20,11 @@ int main(int argc, char** argv) {
       "tool chain's syntax); a Scheduler IR with several cores gives one stream per core\n"
       "(mapping key \"core\") with so_mov/si_mov for core-to-core transfers. A workload's\n"
       "tiles go out in the order the Scheduler IR lists their keys (--tile-order to force).\n"
-      "--check PROGRAM verifies a program without running it: token balance and\n"
-      "deadlocks per core, addresses and sizes inside L2/WL0/DRAM, tiles within their\n"
-      "configuration; problems are listed as file:line and the exit code is 1.\n"
+      "--check PROGRAM verifies a program without running it: what every instruction\n"
+      "reads and writes lies inside L2/WL0, tiles fit their configuration and each\n"
+      "pe_conv reads weight records of its own shape loaded before it (the functional\n"
+      "model's rules; the first violation is reported as file:line, exit code 3), then\n"
+      "token balance and deadlocks per core (problems listed as file:line, exit code 1).\n"
       "Rules and evidence: formats/ISA_Format.md, docs in lib/asm."};
   return cli::run_tool(
       argc, argv, info, {"input"},
@@ -49,7 +51,7 @@ int main(int argc, char** argv) {
         if (r.count("check")) {
           if (r.count("fir")) throw_usage_error("--check takes a program, not --fir");
           isa::Program prog = isa::read_program(input, validate);
-          isa::CheckReport rep = assembler::check(prog, arch);
+          isa::CheckReport rep = assembler::check(prog, arch, display_name(input));
           std::cerr << rep.text(display_name(input));
           return rep.ok() ? kExitOk : kExitCheckFailed;
         }

@@ -1,5 +1,6 @@
 // The chip's data layouts, as the functional simulator reads and writes them
-// (formats/ISA_Format.md, "Data layouts and functional semantics").
+// and the footprint planner (footprint.hpp) bounds them (formats/ISA_Format.md,
+// "Data layouts and functional semantics").
 //
 //  - Activations in L2: NHWC; the channels of a pixel take
 //    round_up(C * element bytes, core.l2_channel_align_bytes) bytes, the rest
@@ -22,7 +23,7 @@
 #include "arch/arch.hpp"
 #include "isa/isa.hpp"
 
-namespace cct::func {
+namespace cct::footprint {
 
 // Bytes per element of a DataFmt (INT8 1, FP16 2).
 int element_bytes(isa::DataFmt f);
@@ -66,4 +67,4 @@ inline constexpr int64_t kParameterBytes = 8;  // the extra bytes must hold at l
 void pack_weights(const WeightRecord& r, const int8_t* k, const float* bias, const float* channel_scale, int64_t k_lo,
                   int64_t k_hi, std::vector<uint8_t>& out);
 
-}  // namespace cct::func
+}  // namespace cct::footprint

@@ -1,8 +1,8 @@
-#include "func/layout.hpp"
+#include "footprint/layout.hpp"
 
 #include <cstring>
 
-namespace cct::func {
+namespace cct::footprint {
 namespace {
 
 int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : (x + a - 1) / a * a; }
@@ -45,4 +45,4 @@ void pack_weights(const WeightRecord& r, const int8_t* k, const float* bias, con
   }
 }
 
-}  // namespace cct::func
+}  // namespace cct::footprint
