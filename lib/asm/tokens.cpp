@@ -299,6 +299,15 @@ std::vector<Token> assign_tokens(std::vector<Built>& prog, const TokenRules& rul
       std::sort(qs.begin(), qs.end(), [&](int a, int b) { return slot[a] > slot[b]; });
       return qs;
     };
+    // A later memory producer on a forced token's queue (a ct_hw after the
+    // ct_bc that releases the first loads) takes the forced one's place: the
+    // queue is in order, so waiting for it covers the forced producer, and
+    // one token per queue could not carry both.
+    for (int q = 0; q < kQ; ++q)
+      if (forced[q] >= 0 && other[q] > forced[q]) {
+        forced[q] = other[q], forced_why[q] = other_why[q];
+        other[q] = -1;
+      }
     for (int q : by_latest(forced)) {
       if (paired[q][qi(qj)] >= forced[q]) continue;
       take(q, forced[q], forced_why[q]);

@@ -141,16 +141,20 @@ const LayerRow* Analysis::layer(int32_t slyr) const {
 // Host steps (ct_hw, formats/ISA_Format.md): the host's cycles by the timing
 // model, once per TAG, and the cycles in which some core waited for it.
 void analyze_host(const trace::Trace& t, const arch::Architecture& arch, HostShare& h) {
-  std::map<int64_t, int64_t> steps;  // TAG -> host cycles
+  std::map<int64_t, HostStepRun> steps;  // by TAG
   std::vector<std::pair<int64_t, int64_t>> waits;
   for (size_t i = 0; i < t.program.instructions.size(); ++i) {
     const auto& in = t.program.instructions[i];
     if (in.op() != isa::Opcode::ct_hw) continue;
-    steps.emplace(in.get(isa::Param::TAG), timing::host_cycles(arch, in.get(isa::Param::HOPS), in.get(isa::Param::HBYTES)));
+    HostStepRun& r = steps[in.get(isa::Param::TAG)];
+    r.tag = in.get(isa::Param::TAG), r.ops = in.get(isa::Param::HOPS), r.bytes = in.get(isa::Param::HBYTES);
+    r.cycles = timing::host_cycles(arch, r.ops, r.bytes);
+    r.end = std::max(r.end, t.timing[i].end);
+    r.start = std::max<int64_t>(0, r.end - r.cycles);
     waits.emplace_back(t.timing[i].start, t.timing[i].end);
   }
   h.steps = int64_t(steps.size());
-  for (const auto& [tag, c] : steps) h.cycles += c;
+  for (const auto& [tag, r] : steps) h.cycles += r.cycles, h.runs.push_back(r);
   std::sort(waits.begin(), waits.end());
   int64_t lo = -1, hi = -1;
   for (const auto& [s, e] : waits) {

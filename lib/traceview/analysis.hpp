@@ -101,8 +101,16 @@ struct EnergyBreakdown {
   std::array<double, isa::kQueueCount> by_queue{};
 };
 
+// A host step as the run placed it: the host computes in [start, end), end
+// being when its ct_hw end (the host's cycles by the timing model before it).
+struct HostStepRun {
+  int64_t tag = 0, ops = 0, bytes = 0;  // TAG, HOPS, HBYTES
+  int64_t cycles = 0, start = 0, end = 0;
+};
+
 // The host's share of a run (host steps, ct_hw).
 struct HostShare {
+  std::vector<HostStepRun> runs;  // by TAG
   int64_t steps = 0;        // distinct ct_hw TAGs
   int64_t cycles = 0;       // the host's cycles for them (timing::host_cycles of each step)
   int64_t wait_cycles = 0;  // cycles in which at least one core waited in a ct_hw
