@@ -7,6 +7,7 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <limits>
 #include <sstream>
 
 #include "asm/dram_layout.hpp"
@@ -124,6 +125,7 @@ class Runner {
   interp::QTensor host_input(const assembler::DramLayout& layout, const fir::Layer& l) const;
   interp::QTensor host_golden(const fir::Layer& l) const;
   void check_host(const fir::Layer& l, const std::vector<const interp::QTensor*>& in, const interp::QTensor& out);
+  void check_host_order(const assembler::DramLayout& layout) const;
 
   const isa::Program& p_;
   const std::vector<trace::Timing>& t_;
@@ -203,6 +205,58 @@ std::vector<size_t> Runner::dependency_order() const {
   for (size_t i = 0; i < n; ++i)
     if (rank[i] == n) rank[i] = next++;  // unreachable in a program the timing model ran
   return rank;
+}
+
+// Host steps in time: the host reads a step's inputs when its first ct_hw
+// starts (every ct_hs has ended) and its results are there once the ct_hw
+// end. A store of an input still running then, or a load of a result
+// starting before, is a missing token (ct_hs after the store, the load after
+// ct_hw) that no other check sees: it would run on stale data.
+void Runner::check_host_order(const assembler::DramLayout& layout) const {
+  struct When {
+    int64_t start = std::numeric_limits<int64_t>::max(), done = std::numeric_limits<int64_t>::max();
+    size_t first = 0;
+  };
+  std::map<int64_t, When> when;
+  for (size_t i = 0; i < p_.size(); ++i) {
+    if (p_.instructions[i].op() != Opcode::ct_hw) continue;
+    When& w = when[p_.instructions[i].get(Param::TAG)];
+    if (t_[i].start < w.start) w.start = t_[i].start, w.first = i;
+    w.done = std::min(w.done, t_[i].end);
+  }
+  using Span = std::pair<int64_t, int64_t>;
+  auto hits = [](const Block& b, const std::vector<Span>& spans) {
+    if (b.space != Space::DramActivations || b.empty()) return false;
+    for (const auto& [lo, hi] : spans)
+      if (b.lo() < hi && lo < b.hi()) return true;
+    return false;
+  };
+  for (const auto& [tag, w] : when) {
+    auto st = steps_.find(tag);
+    if (st == steps_.end()) continue;  // run_step names it
+    std::vector<Span> read, written;
+    for (const auto& r : layout.stores)
+      for (int64_t id : st->second->related_ifmap)
+        if (r.transfer_id == id) read.emplace_back(r.address, r.address + r.bytes());
+    for (const auto& r : layout.inputs)
+      if (r.host_step == tag) written.emplace_back(r.address, r.address + r.bytes());
+    const std::string step = "host step " + std::to_string(tag);
+    for (size_t i = 0; i < p_.size(); ++i) {
+      const Opcode op = p_.instructions[i].op();
+      if (op == Opcode::sta_mov && t_[i].end > w.start)
+        for (const Block& b : m_->step(i).writes)
+          if (hits(b, read))
+            throw_input_error(line(i) + ": " + describe(i) + " stores an input of " + step + " until cycle " +
+                              std::to_string(t_[i].end) + ", but the host reads it at cycle " + std::to_string(w.start) +
+                              " (" + line(w.first) + ", ct_hw): no ct_hs waits for this store");
+      if (op == Opcode::lda_mov && t_[i].start < w.done)
+        for (const Block& b : m_->step(i).reads)
+          if (hits(b, written))
+            throw_input_error(line(i) + ": " + describe(i) + " loads a result of " + step + " at cycle " +
+                              std::to_string(t_[i].start) + ", before the host has written it (cycle " +
+                              std::to_string(w.done) + ", " + line(w.first) + "): it does not wait for a ct_hw");
+    }
+  }
 }
 
 void Runner::check_race(size_t i, const std::vector<size_t>& active) const {
@@ -763,6 +817,7 @@ Result Runner::run(const NpyLoader& weights, const std::vector<NpyArray>& inputs
   DramImage img = build_dram_image(layout, g_, a_, weights, inputs);
   m_ = std::make_unique<Machine>(a_, p_, o_.program_file, std::move(img.weights), std::move(img.activations));
   m_->plan();
+  check_host_order(layout);
   golden_on_ = !o_.golden_dir.empty();
   const bool need_checks = golden_on_ || !o_.dump_layers.empty();
   if (need_checks) build_checks();

@@ -245,6 +245,46 @@ TEST_CASE("the check modes accept the host syncs and refuse malformed ones") {
     p.instructions[hs[0]].set(isa::Param::TAG, 9998);
     refused(p, "has no ct_hw");
   }
+  SUBCASE("a load of a host result that does not wait for the host") {
+    // The token from a ct_hw to the load after it on its core dropped on
+    // both ends: the tokens still balance, so asm --check and the timing run
+    // accept it; the functional run refuses it, naming the load.
+    isa::Program p = b.program;
+    auto drop = [](isa::QueueList& l, isa::Queue q) {
+      isa::QueueList out;
+      bool done = false;
+      for (isa::Queue x : l)
+        if (x == q && !done) done = true;
+        else out.push_back(x);
+      l = out;
+      return done;
+    };
+    bool cut = false;
+    for (size_t i : hw) {
+      auto& w = p.instructions[i];
+      if (std::find(w.next.begin(), w.next.end(), isa::Queue::LD) == w.next.end()) continue;
+      for (size_t j = i + 1; j < p.size() && !cut; ++j) {
+        auto& ld = p.instructions[j];
+        if (ld.mapping.core != w.mapping.core || ld.op() != isa::Opcode::lda_mov) continue;
+        REQUIRE(drop(ld.prev, isa::Queue::CT));
+        REQUIRE(drop(w.next, isa::Queue::LD));
+        cut = true;
+      }
+      if (cut) break;
+    }
+    REQUIRE(cut);
+    CHECK(assembler::check(p, a, "p.asm").ok());
+    auto timing = func_test::retime(p, a);
+    try {
+      func::Options o;
+      o.program_file = "p.asm";
+      func::run(p, timing, a, c.graph, b.sir, func::directory_npy_loader(c.dir), {c.input}, o);
+      FAIL("the functional run accepted a load that does not wait for the host");
+    } catch (const Error& e) {
+      CHECK(e.code() == kExitInvalidInput);
+      CHECK_MESSAGE(std::string(e.what()).find("does not wait for a ct_hw") != std::string::npos, e.what());
+    }
+  }
   SUBCASE("waits that disagree on the step's work") {
     isa::Program p = b.program;
     size_t n = 0;
