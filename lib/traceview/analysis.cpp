@@ -313,7 +313,11 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
       ++r.path_instructions;
       a.path_cycles_by_queue[size_t(inst.queue())] += charge;
       a.path_wait_cycles += wait;
-      if (inst.op() == isa::Opcode::ct_hw) a.host.path_cycles += charge;
+      if (inst.op() == isa::Opcode::ct_hw) {
+        // The host's computing only, not the wait for the step's other signals before it.
+        const int64_t host = timing::host_cycles(arch, inst.get(isa::Param::HOPS), inst.get(isa::Param::HBYTES));
+        a.host.path_cycles += std::min(charge, host);
+      }
       const Dependence& d = a.dep_of[size_t(i)];
       bool same_run = !a.path_runs.empty() && a.path_runs.back().core == inst.mapping.core &&
                       a.path_runs.back().queue == inst.queue() && a.path_runs.back().layer == inst.mapping.slyr;

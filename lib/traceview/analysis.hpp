@@ -114,7 +114,7 @@ struct HostShare {
   int64_t steps = 0;        // distinct ct_hw TAGs
   int64_t cycles = 0;       // the host's cycles for them (timing::host_cycles of each step)
   int64_t wait_cycles = 0;  // cycles in which at least one core waited in a ct_hw
-  int64_t path_cycles = 0;  // critical-path cycles charged to ct_hw
+  int64_t path_cycles = 0;  // critical-path cycles charged to ct_hw while the host computes
 };
 
 struct Options {

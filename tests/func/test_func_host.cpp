@@ -189,6 +189,7 @@ TEST_CASE("the host's cost follows the architecture's keys in zebusim, traceview
   CHECK(an.host.cycles == host_cycles);
   CHECK(an.host.wait_cycles > 0);
   CHECK(an.host.path_cycles > 0);
+  CHECK(an.host.path_cycles <= an.host.cycles);
   REQUIRE(an.host.runs.size() == 2);
   for (const auto& run : an.host.runs) CHECK(run.end - run.start == run.cycles);
   const std::string summary = traceview::format_summary(an, "t", 10);
