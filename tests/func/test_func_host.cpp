@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "../frontend/onnx_builder.hpp"
 #include "../testing/testing.hpp"
@@ -299,4 +300,32 @@ TEST_CASE("the check modes accept the host syncs and refuse malformed ones") {
       refused(p, "other HOPS/HBYTES");
     }
   }
+}
+
+TEST_CASE("gemini ends a segment at a host step, so that its mappings build and run (chip-64tops, batch 4)") {
+  // A segment holding both the stores a step reads and the loads of its
+  // results waits on itself (the step runs once for the whole batch): the
+  // pipelined batch groups of such a mapping deadlocked.
+  const Compiled& c = host_model(4);
+  const auto& a = arch_named("chip-64tops");
+  gemini::Network net = gemini::build_network(c.graph, a, c.fir_path);
+  gemini::CostModel model(net, a);
+  gemini::SearchOptions so;
+  so.effort = 1;
+  gemini::Plan plan = gemini::search(model, so).plan;
+  for (const auto& seg : plan.segments) {
+    std::set<int> in;
+    for (const auto& lp : seg.layers) in.insert(lp.layer);
+    for (const auto& lp : seg.layers)
+      for (const auto& x : net.layers[size_t(lp.layer)].inputs)
+        if (x.host_step >= 0)
+          for (int li : net.host_steps[size_t(x.host_step)].inputs) CHECK(in.count(li) == 0);
+  }
+  Built b = func_test::build(c, gemini::to_mapping(plan, net, a), a, testing::temp_dir("func_host_gemini4"));
+  auto report = assembler::check(b.program, a, "p.asm");
+  CHECK_MESSAGE(report.ok(), report.text("p.asm"));
+  func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+  auto want = func_test::interpret(c);
+  REQUIRE(r.outputs.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
 }
