@@ -112,6 +112,9 @@ struct TimingSpec {
   double vp_second_input_cycles = 0;           // extra depth of two-input operations
   double vp_fp16_output_cycles = 0;            // extra depth when writing FP16
   double vp_pool_cycles_per_window = 0;        // extra depth per pooling-window element
+  double host_latency_cycles = 0;              // a host step's fixed cost (signal, wake-up, launch, completion)
+  double host_ops_per_cycle = 0;               // the host's compute rate, element operations per chip cycle
+  double host_bytes_per_cycle = 0;             // the host's DRAM rate when it reads inputs and writes results
 };
 
 const ConstantTable<CoreSpec>& core_constants();

@@ -92,6 +92,9 @@ const Constant<TimingSpec> kTiming[] = {
     {"vp_second_input_cycles", &TimingSpec::vp_second_input_cycles, Range::NonNegative, "cycles"},
     {"vp_fp16_output_cycles", &TimingSpec::vp_fp16_output_cycles, Range::NonNegative, "cycles"},
     {"vp_pool_cycles_per_window", &TimingSpec::vp_pool_cycles_per_window, Range::NonNegative, "cycles"},
+    {"host_latency_cycles", &TimingSpec::host_latency_cycles, Range::NonNegative, "cycles"},
+    {"host_ops_per_cycle", &TimingSpec::host_ops_per_cycle, Range::Positive, "operations/cycle"},
+    {"host_bytes_per_cycle", &TimingSpec::host_bytes_per_cycle, Range::Positive, "bytes/cycle"},
 };
 
 }  // namespace

@@ -201,6 +201,11 @@ struct Shared {
     int64_t writer, tag, dram_lo, dram_hi;
   };
   std::map<std::pair<int64_t, int64_t>, std::vector<EarlyReceive>> early_receive;  // (core, workload id) -> receives
+  // Host steps ("-1"/host): a store the host reads is followed by a ct_hs on
+  // its core, a load of a host result preceded by a ct_hw; a step whose
+  // results no load reads (graph outputs) is waited for after its last store.
+  std::map<int64_t, const sir::HostStep*> host_of_store, host_of_load, host_tail_store;
+  std::map<int64_t, int32_t> host_slyr;  // step id -> layer_index of its first layer (the instructions' slyr)
 };
 
 const fir::Layer& layer_of(const Shared& sh, const std::string& name, const std::string& pointer) {
@@ -281,6 +286,8 @@ class CoreAssembler {
   void ldw(size_t k, const BufferTensor& b, isa::Mapping m);
   void lda(size_t k, const BufferTensor& b, size_t source, isa::Mapping m);
   void sta(size_t k, const BufferTensor& b, int64_t store_tid);
+  void host_signal(isa::Mapping m, const sir::HostStep& h, const Range& stored);
+  void host_wait(isa::Mapping m, const sir::HostStep& h, std::optional<Range> result);
   void sync_send(const isa::Mapping& m, int64_t l2_address, const Range& stored, int64_t reader, int64_t tag);
   void emit_syncs(int64_t before);
   void flush_sends(int64_t before);
@@ -1261,6 +1268,11 @@ void CoreAssembler::lda(size_t k, const BufferTensor& b, size_t source, isa::Map
   Instruction c(Opcode::lda_cfg);
   c.mapping = m;
   c.set(Param::SME, 1);
+  // A host result: the load waits until the host has written it.
+  if (auto h = sh_.host_of_load.find(tid); h != sh_.host_of_load.end()) {
+    int64_t first = it->second.address;
+    host_wait(m, *h->second, Range{Space::DramActivations, first, first + full[0] * full[1] * full[2] * full[3] * byt});
+  }
   c.set_enum(Param::DF, fmt_of_bits(b.bitwidth));
   c.set_list(Param::STile, {i32(full[1], sh_.o, p, "dim"), i32(full[2], sh_.o, p, "dim"), i32(full[3], sh_.o, p, "dim")});
   c.set_list(Param::DTile, dtile);
@@ -1283,6 +1295,35 @@ void CoreAssembler::lda(size_t k, const BufferTensor& b, size_t source, isa::Map
   meta.kind = Kind::LoadAct;
   meta.reads = {read};
   meta.writes = {written};
+  emit(std::move(in), std::move(meta));
+}
+
+// Host steps (formats/ISA_Format.md): ct_hs reads the stored DRAM range, so
+// it waits for the store; ct_hw writes the range of the host result the
+// load reads, so the load waits for it (and the host).
+void CoreAssembler::host_signal(isa::Mapping m, const sir::HostStep& h, const Range& stored) {
+  m.slyr = sh_.host_slyr.at(h.transfer_id);
+  Instruction in(Opcode::ct_hs);
+  in.mapping = m;
+  in.set(Param::TAG, h.transfer_id);
+  Meta meta;
+  meta.kind = Kind::Control;
+  meta.reads = {stored};
+  emit(std::move(in), std::move(meta));
+}
+
+void CoreAssembler::host_wait(isa::Mapping m, const sir::HostStep& h, std::optional<Range> result) {
+  m.slyr = sh_.host_slyr.at(h.transfer_id);
+  m.clyr.clear();
+  m.c_flyr.clear();
+  Instruction in(Opcode::ct_hw);
+  in.mapping = m;
+  in.set(Param::TAG, h.transfer_id);
+  in.set(Param::HOPS, h.ops);
+  in.set(Param::HBYTES, h.size);
+  Meta meta;
+  meta.kind = Kind::Control;
+  if (result) meta.writes = {*result};
   emit(std::move(in), std::move(meta));
 }
 
@@ -1324,6 +1365,10 @@ void CoreAssembler::sta(size_t k, const BufferTensor& b, int64_t store_tid) {
                      it->second.address + d[0] * d[1] * d[2] * d[3] * it->second.bytes};
   meta.writes = {stored};
   emit(std::move(in), std::move(meta));
+  if (auto h = sh_.host_of_store.find(store_tid); h != sh_.host_of_store.end()) {
+    host_signal(m, *h->second, stored);
+    if (sh_.host_tail_store.count(store_tid)) host_wait(m, *h->second, std::nullopt);
+  }
   if (auto so = sh_.sync_out.find(store_tid); so != sh_.sync_out.end())
     for (const auto& t : so->second) {
       auto idle = sh_.idle_byte.find(core_.id);
@@ -2002,6 +2047,15 @@ void layout_dram(Shared& sh) {
     return Shared::DramAct{r.address, d, r.element_bytes, {r.lower[0], r.lower[1], r.lower[2], r.lower[3]}};
   };
   for (const auto& r : lay.inputs) sh.act_dram[r.transfer_id] = act(r);
+  if (sh.s.dram.host)
+    for (const auto& h : *sh.s.dram.host) {
+      for (int64_t t : h.related_ifmap) sh.host_of_store[t] = &h;
+      for (int64_t t : h.related_ofmap) sh.host_of_load[t] = &h;
+      if (h.related_ofmap.empty() && !h.related_ifmap.empty()) sh.host_tail_store[h.related_ifmap.back()] = &h;
+      const fir::Layer* first = h.layers.empty() ? nullptr : sh.g.find(h.layers[0]);
+      if (!first) fail(sh.o, "/-1/host", "host step " + std::to_string(h.transfer_id) + " names no layer of the Frontend IR");
+      sh.host_slyr[h.transfer_id] = int32_t(first->layer_index);
+    }
   for (const auto& r : lay.stores) {
     sh.store_dram[r.transfer_id] = act(r);
     for (int64_t t : r.reloads) sh.act_dram[t] = act(r);

@@ -2,6 +2,7 @@
 #include "asm/dram_layout.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "support/error.hpp"
 
@@ -76,12 +77,20 @@ DramLayout layout_dram(const sir::Schedule& s, const fir::Graph& g, const Option
   std::stable_sort(out.weights.begin(), out.weights.end(),
                    [](const DramWeightSlice& a, const DramWeightSlice& b) { return a.address < b.address; });
   out.weight_bytes = cur;
-  // Activations: unpadded NHWC, the network inputs first, then every stored tensor.
+  // Activations: unpadded NHWC, the network inputs (and host results) first,
+  // then every stored tensor.
+  std::map<int64_t, int64_t> host_ids;  // step transfer id -> itself
+  if (s.dram.host)
+    for (const auto& h : *s.dram.host) host_ids[h.transfer_id] = h.transfer_id;
   cur = 0;
   for (size_t i = 0; i < loads.size(); ++i) {
     const auto& d = loads[i];
-    if (d.type != sir::DramLoadType::Fmap || !d.related_ifmap.empty()) continue;
+    if (d.type != sir::DramLoadType::Fmap) continue;
+    int64_t host_step = -1;
+    if (d.related_ifmap.size() == 1 && host_ids.count(d.related_ifmap[0])) host_step = d.related_ifmap[0];
+    if (!d.related_ifmap.empty() && host_step < 0) continue;
     DramRegion r;
+    r.host_step = host_step;
     r.transfer_id = d.transfer_id;
     r.address = cur;
     r.lower = d.lower;
@@ -96,9 +105,10 @@ DramLayout layout_dram(const sir::Schedule& s, const fir::Graph& g, const Option
           if (b.source)
             for (const auto& src : *b.source)
               if (src.transfer_id == d.transfer_id && src.layer_name) r.source = *src.layer_name;
-      // A constant (PReLU's slope) has its own element type.
+      // A constant (PReLU's slope) has its own element type; so has a host
+      // result (the input it is of: named, or behind a host reshape).
       for (size_t k = 0; k < l.previous_layer.size() && k < l.input_dtype.size(); ++k)
-        if (!r.source.empty() && l.previous_layer[k] == r.source && fir::is_constant_name(r.source))
+        if (!r.source.empty() && l.previous_layer[k] == r.source && (fir::is_constant_name(r.source) || host_step >= 0))
           r.element_bytes = l.input_dtype[k] == "float16" ? 2 : 1;
     }
     cur += r.bytes();

@@ -12,8 +12,9 @@
 //    Transfers of one layer may overlap (the same channels loaded by several
 //    cores) and then name the same bytes.
 //  - Activations: unpadded NHWC. First every network-input region (a DRAM
-//    load that no store wrote), in Scheduler IR order, then every stored
-//    region ("-1"/in), each at its own dimensions.
+//    load that no store wrote, or that a host step writes: its source is
+//    then the host layer), in Scheduler IR order, then every stored region
+//    ("-1"/in), each at its own dimensions.
 #pragma once
 
 #include <array>
@@ -45,6 +46,7 @@ struct DramRegion {
   sir::Coord lower{}, upper{};
   int64_t element_bytes = 1;
   std::vector<int64_t> reloads;  // stores: the "-1"/out loads that read the region back
+  int64_t host_step = -1;        // inputs: the host step ("-1"/host) that writes it, -1 for a network input
 
   std::array<int64_t, 4> dims() const {
     return {upper[0] - lower[0] + 1, upper[1] - lower[1] + 1, upper[2] - lower[2] + 1, upper[3] - lower[3] + 1};

@@ -299,6 +299,14 @@ std::vector<Token> assign_tokens(std::vector<Built>& prog, const TokenRules& rul
       std::sort(qs.begin(), qs.end(), [&](int a, int b) { return slot[a] > slot[b]; });
       return qs;
     };
+    // A ct_hw (or ct_hs) after the ct_bc that releases the first loads takes
+    // the control token's place: the control queue is in order, so waiting
+    // for it covers ct_bc, and one token per queue could not carry both.
+    // Only the control queue: elsewhere the reference programs' tokens stay.
+    if (const int q = qi(Queue::CT); forced[q] >= 0 && other[q] > forced[q]) {
+      forced[q] = other[q], forced_why[q] = other_why[q];
+      other[q] = -1;
+    }
     for (int q : by_latest(forced)) {
       if (paired[q][qi(qj)] >= forced[q]) continue;
       take(q, forced[q], forced_why[q]);

@@ -416,6 +416,8 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
     case Opcode::ct_st:
     case Opcode::ct_bc:
     case Opcode::ct_ed:
+    case Opcode::ct_hs:  // the host's memory traffic is the functional run's (lib/func/functional.cpp)
+    case Opcode::ct_hw:
       return;
     case Opcode::lda_mov:
     case Opcode::sta_mov:

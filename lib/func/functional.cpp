@@ -7,9 +7,11 @@
 #include <map>
 #include <queue>
 #include <set>
+#include <limits>
 #include <sstream>
 
 #include "asm/dram_layout.hpp"
+#include "fir/host.hpp"
 #include "func/machine.hpp"
 #include "interp/int8_ops.hpp"
 #include "support/error.hpp"
@@ -133,8 +135,12 @@ class Runner {
   void plan_host(const assembler::DramLayout& layout);
   interp::QTensor stored_output(const assembler::DramLayout& layout, const fir::Layer& l) const;
   void run_host(const assembler::DramLayout& layout, const NpyLoader& weights, const std::vector<NpyArray>& inputs);
+  void run_step(int64_t tag, const assembler::DramLayout& layout, const NpyLoader& weights,
+                const std::vector<NpyArray>& inputs);
+  interp::QTensor host_input(const assembler::DramLayout& layout, const fir::Layer& l) const;
   interp::QTensor host_golden(const fir::Layer& l) const;
   void check_host(const fir::Layer& l, const std::vector<const interp::QTensor*>& in, const interp::QTensor& out);
+  void check_host_order(const assembler::DramLayout& layout) const;
 
   const isa::Program& p_;
   const std::vector<trace::Timing>& t_;
@@ -157,6 +163,10 @@ class Runner {
   std::set<std::string> host_;                      // the host layers the run computes
   std::map<std::string, std::string> host_reads_;   // accelerator layer read from DRAM -> by whom (messages)
   std::map<std::string, interp::QTensor> host_dumps_;
+  fir::HostPlan plan_;
+  std::map<int64_t, const sir::HostStep*> steps_;         // the Scheduler IR's host steps by id
+  std::set<int64_t> steps_run_;
+  std::map<std::string, interp::QTensor> host_results_;  // results of the host steps run so far
   Result r_;
 };
 
@@ -210,6 +220,58 @@ std::vector<size_t> Runner::dependency_order() const {
   for (size_t i = 0; i < n; ++i)
     if (rank[i] == n) rank[i] = next++;  // unreachable in a program the timing model ran
   return rank;
+}
+
+// Host steps in time: the host reads a step's inputs when its first ct_hw
+// starts (every ct_hs has ended) and its results are there once the ct_hw
+// end. A store of an input still running then, or a load of a result
+// starting before, is a missing token (ct_hs after the store, the load after
+// ct_hw) that no other check sees: it would run on stale data.
+void Runner::check_host_order(const assembler::DramLayout& layout) const {
+  struct When {
+    int64_t start = std::numeric_limits<int64_t>::max(), done = std::numeric_limits<int64_t>::max();
+    size_t first = 0;
+  };
+  std::map<int64_t, When> when;
+  for (size_t i = 0; i < p_.size(); ++i) {
+    if (p_.instructions[i].op() != Opcode::ct_hw) continue;
+    When& w = when[p_.instructions[i].get(Param::TAG)];
+    if (t_[i].start < w.start) w.start = t_[i].start, w.first = i;
+    w.done = std::min(w.done, t_[i].end);
+  }
+  using Span = std::pair<int64_t, int64_t>;
+  auto hits = [](const Block& b, const std::vector<Span>& spans) {
+    if (b.space != Space::DramActivations || b.empty()) return false;
+    for (const auto& [lo, hi] : spans)
+      if (b.lo() < hi && lo < b.hi()) return true;
+    return false;
+  };
+  for (const auto& [tag, w] : when) {
+    auto st = steps_.find(tag);
+    if (st == steps_.end()) continue;  // run_step names it
+    std::vector<Span> read, written;
+    for (const auto& r : layout.stores)
+      for (int64_t id : st->second->related_ifmap)
+        if (r.transfer_id == id) read.emplace_back(r.address, r.address + r.bytes());
+    for (const auto& r : layout.inputs)
+      if (r.host_step == tag) written.emplace_back(r.address, r.address + r.bytes());
+    const std::string step = "host step " + std::to_string(tag);
+    for (size_t i = 0; i < p_.size(); ++i) {
+      const Opcode op = p_.instructions[i].op();
+      if (op == Opcode::sta_mov && t_[i].end > w.start)
+        for (const Block& b : m_->step(i).writes)
+          if (hits(b, read))
+            throw_input_error(line(i) + ": " + describe(i) + " stores an input of " + step + " until cycle " +
+                              std::to_string(t_[i].end) + ", but the host reads it at cycle " + std::to_string(w.start) +
+                              " (" + line(w.first) + ", ct_hw): no ct_hs waits for this store");
+      if (op == Opcode::lda_mov && t_[i].start < w.done)
+        for (const Block& b : m_->step(i).reads)
+          if (hits(b, written))
+            throw_input_error(line(i) + ": " + describe(i) + " loads a result of " + step + " at cycle " +
+                              std::to_string(t_[i].start) + ", before the host has written it (cycle " +
+                              std::to_string(w.done) + ", " + line(w.first) + "): it does not wait for a ct_hw");
+    }
+  }
 }
 
 void Runner::check_race(size_t i, const std::vector<size_t>& active) const {
@@ -531,30 +593,34 @@ void Runner::plan_host(const assembler::DramLayout& layout) {
     for (const auto& n : l.next_layer) runs = runs || fir::is_graph_output_name(n) || host_.count(n) > 0;
     if (runs) host_.insert(l.name);
   }
-  // The accelerator reads host layers as irgen does (resolve_producer): through
-  // them, to the accelerator layer or graph input behind. That is right for a
-  // reshape only; any other host result would be read as its input.
+  // The accelerator reads host layers as irgen does: through pass-through
+  // reshapes, and a host step's result from DRAM, where the step (a ct_hw of
+  // the program, "-1"/host of the Scheduler IR) wrote it.
+  plan_ = fir::host_plan(g_, o_.fir_file);
+  if (s_.dram.host)
+    for (const auto& h : *s_.dram.host) steps_[h.transfer_id] = &h;
+  std::set<std::string> in_steps;
+  for (const auto& [tag, h] : steps_) in_steps.insert(h->layers.begin(), h->layers.end());
   for (const fir::Layer* l : order) {
     if (l->device != fir::Device::Npu) continue;
     for (const auto& name : l->previous_layer) {
-      const fir::Layer* p = g_.find(name);
-      for (int depth = 0; p && p->device == fir::Device::Cpu && depth < 64; ++depth) {
-        if (p->op != fir::Op::Reshape)
-          throw_input_error(o_.fir_file + ": layer '" + l->name + "' (" + l->operation +
-                            ", on the accelerator) reads the result of host layer '" + p->name + "' (" + p->operation +
-                            "); the chain passes only host reshapes back to the accelerator (irgen reads through host "
-                            "layers), so the functional run cannot compute it");
-        const fir::Layer* next = nullptr;
-        for (const auto& q : p->previous_layer)
-          if (!fir::is_constant_name(q)) {
-            next = g_.find(q);
-            break;
-          }
-        p = next;
-      }
+      const std::string src = fir::resolve_through(g_, plan_, name);
+      const fir::Layer* p = g_.find(src);
+      if (p && p->device == fir::Device::Cpu && !in_steps.count(src))
+        throw_input_error(o_.sir_file + ": layer '" + l->name + "' (" + l->operation +
+                          ", on the accelerator) reads the result of host layer '" + p->name + "' (" + p->operation +
+                          "), but no host step of the Scheduler IR (\"-1\"/host) computes it");
     }
   }
-  // What the host reads from DRAM: accelerator outputs feeding host layers or graph outputs.
+  // What the host reads from DRAM: accelerator outputs feeding host steps, host layers or graph outputs.
+  for (const auto& [tag, h] : steps_)
+    for (const auto& name : h->layers)
+      if (const fir::Layer* l = g_.find(name))
+        for (const auto& q : l->previous_layer) {
+          const fir::Layer* p = g_.find(fir::resolve_through(g_, plan_, q));
+          if (p && p->device == fir::Device::Npu)
+            host_reads_.emplace(p->name, "host layer '" + l->name + "' (" + l->operation + ")");
+        }
   for (const fir::Layer* l : order) {
     if (host_.count(l->name)) {
       for (const auto& name : l->previous_layer) {
@@ -647,7 +713,9 @@ void Runner::check_host(const fir::Layer& l, const std::vector<const interp::QTe
 }
 
 void Runner::run_host(const assembler::DramLayout& layout, const NpyLoader& weights, const std::vector<NpyArray>& inputs) {
-  interp::FirExecutor exec(g_, weights, [&](const fir::Layer& l) { return host_.count(l.name) > 0; });
+  // The host layers not computed by a host step during the program.
+  interp::FirExecutor exec(g_, weights,
+                           [&](const fir::Layer& l) { return host_.count(l.name) > 0 && !host_results_.count(l.name); });
   std::vector<interp::Tensor> xs;
   for (const auto& a : inputs) xs.push_back(interp::Tensor::floats(a.shape, a.to_float()));
   auto results = exec.run(
@@ -657,7 +725,7 @@ void Runner::run_host(const assembler::DramLayout& layout, const NpyLoader& weig
         if (golden_on_) check_host(l, in, out);
         if (dumps_.count(l.name)) host_dumps_[l.name] = out;
       },
-      [&](const fir::Layer& l) { return stored_output(layout, l); });
+      [&](const fir::Layer& l) { return host_input(layout, l); });
   std::set<int> indices;
   for (const auto& l : g_.layers())
     for (const auto& n : l.next_layer)
@@ -665,6 +733,94 @@ void Runner::run_host(const assembler::DramLayout& layout, const NpyLoader& weig
   for (int index : indices)
     if (index >= 1 && size_t(index) <= results.size())
       r_.outputs.push_back({"output" + std::to_string(index), results[size_t(index) - 1]});
+}
+
+// What the host reads of a layer it does not compute: a host step's result,
+// or an accelerator output where the program stored it.
+interp::QTensor Runner::host_input(const assembler::DramLayout& layout, const fir::Layer& l) const {
+  if (auto it = host_results_.find(l.name); it != host_results_.end()) return it->second;
+  if (l.device == fir::Device::Npu) return stored_output(layout, l);
+  throw_input_error("host layer '" + l.name + "' (" + l.operation + ") is read before any host step computed it");
+}
+
+// Host step `tag` (at its first ct_hw): the reference interpreter runs its
+// layers (and the pass-through reshapes they read) on what the program
+// stored, and the results go where the program loads them from.
+void Runner::run_step(int64_t tag, const assembler::DramLayout& layout, const NpyLoader& weights,
+                      const std::vector<NpyArray>& inputs) {
+  auto st = steps_.find(tag);
+  if (st == steps_.end())
+    throw_input_error(o_.sir_file + ": the program waits for host step " + std::to_string(tag) +
+                      ", which the Scheduler IR (\"-1\"/host) does not describe");
+  std::set<std::string> sel(st->second->layers.begin(), st->second->layers.end());
+  std::vector<std::string> todo(sel.begin(), sel.end());
+  while (!todo.empty()) {
+    const fir::Layer* l = g_.find(todo.back());
+    todo.pop_back();
+    if (!l) throw_input_error(o_.sir_file + ": host step " + std::to_string(tag) + " names a layer the Frontend IR lacks");
+    for (const auto& p : l->previous_layer)
+      if (plan_.is_pass_through(p) && sel.insert(p).second) todo.push_back(p);
+  }
+  std::set<std::string> wanted;  // what the step reads of other layers
+  for (const auto& name : sel)
+    for (const auto& p : g_.find(name)->previous_layer)
+      if (!sel.count(p)) wanted.insert(p);
+  interp::FirExecutor exec(g_, weights, [&](const fir::Layer& l) { return sel.count(l.name) > 0; });
+  std::vector<interp::Tensor> xs;
+  for (const auto& a : inputs) xs.push_back(interp::Tensor::floats(a.shape, a.to_float()));
+  exec.run(
+      xs,
+      [&](const fir::Layer& l, const std::vector<const interp::QTensor*>& in, const interp::QTensor& out) {
+        r_.host_layers.push_back(l.name);
+        host_results_[l.name] = out;
+        if (golden_on_) check_host(l, in, out);
+        if (dumps_.count(l.name)) host_dumps_[l.name] = out;
+      },
+      [&](const fir::Layer& l) {
+        if (wanted.count(l.name)) return host_input(layout, l);
+        // A graph output the step does not read (the executor asks for all of them).
+        interp::QTensor z;
+        z.shape = l.output_shape.empty() ? fir::Shape{} : l.output_shape[0];
+        z.dtype = l.output_dtype.empty() ? "int8" : l.output_dtype[0];
+        int64_t n = 1;
+        for (int64_t d : z.shape) n *= d;
+        if (z.is_int8()) z.q.assign(size_t(n), 0);
+        else z.f.assign(size_t(n), 0.0f);
+        return z;
+      });
+  // The results, where the program loads them: NHWC, as the chip holds them.
+  for (const auto& r : layout.inputs) {
+    if (r.host_step != tag) continue;
+    auto res = host_results_.find(r.source);
+    if (res == host_results_.end())
+      throw_input_error(o_.sir_file + ": load " + std::to_string(r.transfer_id) + " reads '" + r.source +
+                        "', which host step " + std::to_string(tag) + " does not compute");
+    const interp::QTensor& t = res->second;
+    const fir::Shape S = as4(t.shape);
+    const int64_t elem = t.is_int8() ? 1 : 2;
+    if (elem != r.element_bytes)
+      throw_input_error(o_.sir_file + ": load " + std::to_string(r.transfer_id) + " reads '" + r.source + "' as " +
+                        std::to_string(r.element_bytes) + "-byte elements, but it is " + t.dtype);
+    auto d = r.dims();
+    for (int q = 0; q < 4; ++q)
+      if (r.lower[q] < 0 || r.upper[q] >= S[size_t(q)])
+        throw_input_error(o_.sir_file + ": load " + std::to_string(r.transfer_id) + " reads outside '" + r.source + "'");
+    std::vector<uint8_t> bytes(size_t(r.bytes()));
+    for (int64_t n = 0; n < d[0]; ++n)
+      for (int64_t h = 0; h < d[2]; ++h)
+        for (int64_t w = 0; w < d[3]; ++w)
+          for (int64_t c = 0; c < d[1]; ++c) {
+            int64_t k = (((r.lower[0] + n) * S[1] + r.lower[1] + c) * S[2] + r.lower[2] + h) * S[3] + r.lower[3] + w;
+            uint8_t* o = bytes.data() + (((n * d[2] + h) * d[3] + w) * d[1] + c) * elem;
+            if (elem == 1) {
+              *o = uint8_t(t.q[size_t(k)]);
+            } else {
+              uint16_t hb = float_to_half(int8::to_float16(t.f[size_t(k)]));
+              std::memcpy(o, &hb, 2);
+            }
+          }
+    m_->write_dram(r.address, bytes);
+  }
 }
 
 Result Runner::run(const NpyLoader& weights, const std::vector<NpyArray>& inputs) {
@@ -677,6 +833,7 @@ Result Runner::run(const NpyLoader& weights, const std::vector<NpyArray>& inputs
   DramImage img = build_dram_image(layout, g_, a_, weights, inputs);
   m_ = std::make_unique<Machine>(a_, p_, o_.program_file, std::move(img.weights), std::move(img.activations));
   m_->plan();
+  check_host_order(layout);
   golden_on_ = !o_.golden_dir.empty();
   const bool need_checks = golden_on_ || !o_.dump_layers.empty();
   if (need_checks) build_checks();
@@ -731,6 +888,10 @@ Result Runner::run(const NpyLoader& weights, const std::vector<NpyArray>& inputs
       active.erase(std::find(active.begin(), active.end(), i));
       finish(i);
       continue;
+    }
+    if (p_.instructions[i].op() == Opcode::ct_hw && !steps_run_.count(p_.instructions[i].get(Param::TAG))) {
+      steps_run_.insert(p_.instructions[i].get(Param::TAG));
+      run_step(p_.instructions[i].get(Param::TAG), layout, weights, inputs);
     }
     if (o_.check_races) check_race(i, active);
     if (golden_on_ && checks_[i].layer) check_operands(i);

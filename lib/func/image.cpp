@@ -142,6 +142,7 @@ DramImage build_dram_image(const assembler::DramLayout& layout, const fir::Graph
   // Network inputs: each region of its graph input, NHWC without padding.
   auto gi = graph_inputs(g);
   for (const auto& r : layout.inputs) {
+    if (r.host_step >= 0) continue;  // a host result: the host writes it during the run
     const fir::Layer* l = g.find(r.layer);
     if (!l) throw_input_error("input transfer " + std::to_string(r.transfer_id) + " has no reading layer in the Frontend IR");
     if (fir::is_constant_name(r.source)) {

@@ -123,6 +123,12 @@ uint8_t* Machine::mem(Space s, int32_t core) {
 
 const uint8_t* Machine::memory(Space s, int32_t core) const { return const_cast<Machine*>(this)->mem(s, core); }
 
+void Machine::write_dram(int64_t address, const std::vector<uint8_t>& bytes) {
+  if (address < 0 || address + int64_t(bytes.size()) > memory_size(Space::DramActivations))
+    throw Error(kExitInternal, "host result at DRAM byte " + std::to_string(address) + " lies outside the activation space");
+  if (!bytes.empty()) std::memcpy(mem(Space::DramActivations, 0) + address, bytes.data(), bytes.size());
+}
+
 void Machine::read_block(const Block& b, std::vector<uint8_t>& out) const {
   out.resize(size_t(b.size()));
   if (b.empty()) return;
@@ -151,6 +157,8 @@ void Machine::start(size_t i) {
     case Opcode::ct_st:
     case Opcode::ct_bc:
     case Opcode::ct_ed:
+    case Opcode::ct_hs:  // the host's work is the functional run's (functional.cpp, run_step)
+    case Opcode::ct_hw:
       return;
     case Opcode::pe_conv: compute_conv(i, *p); break;
     case Opcode::vp_self: compute_vp_self(i, *p); break;

@@ -72,6 +72,8 @@ class Machine {
   // Read access for checks and outputs.
   const uint8_t* memory(Space s, int32_t core) const;
   int64_t memory_size(Space s) const;
+  // The host writes a step's results into DRAM activations (bounds checked).
+  void write_dram(int64_t address, const std::vector<uint8_t>& bytes);
   // Copies a block's bytes out, pixel by pixel.
   void read_block(const Block& b, std::vector<uint8_t>& out) const;
 

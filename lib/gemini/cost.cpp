@@ -90,6 +90,7 @@ struct Wl {
   mapping::Box box;           // output, whole-batch coordinates
   int64_t dram_bytes = 0;     // inputs loaded from DRAM
   int dram_pieces = 0;
+  std::vector<int> host_steps;  // host steps whose results it loads (its load waits for them)
   int in_channel = 0, out_channel = 0;
   int need_begin = 0, need_end = 0;   // into Engine::needs
   int send_begin = 0, send_end = 0;   // into Engine::sends (filled after all needs)
@@ -154,7 +155,7 @@ struct CostModel::Impl {
 
   // Event engine scratch.
   struct Op {
-    enum Kind : uint8_t { Compute, Load, Store, Send, Recv } kind = Compute;
+    enum Kind : uint8_t { Compute, Load, Store, Send, Recv, Host } kind = Compute;
     int core = 0, wl = -1, weight = -1;
     int64_t bytes = 0, cycles = 0;
     double fixed = 0;            // latency before the data moves
@@ -179,6 +180,8 @@ struct CostModel::Impl {
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
   };
   mutable std::vector<Op> ops;
+  mutable std::vector<int64_t> host_bytes;            // per host step: bytes it reads and writes
+  mutable std::vector<std::vector<int>> host_inputs;  // per host step: the workloads whose stores it reads
   mutable std::vector<std::pair<int, int>> edges;
   mutable std::vector<int> succ;
   mutable std::vector<Flow> flows;
@@ -519,6 +522,19 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
   }
 
   // ---- inputs: local, received, or from DRAM
+  // Host steps: bytes read (their inputs, stored whole) and written (the
+  // regions loaded back, results that are graph outputs), as irgen counts them.
+  host_bytes.assign(net.host_steps.size(), 0);
+  host_inputs.assign(net.host_steps.size(), {});
+  for (size_t k = 0; k < net.host_steps.size(); ++k) {
+    host_bytes[k] = net.host_steps[k].output_bytes;
+    for (int li : net.host_steps[k].inputs)
+      for (int pid : layer_wls[size_t(li)]) {
+        host_inputs[k].push_back(pid);
+        mapping::Dims e = extent(wls[size_t(pid)].box);
+        host_bytes[k] += e[0] * e[1] * e[2] * e[3] * net.layers[size_t(li)].out_bytes;
+      }
+  }
   for (size_t id = 0; id < wls.size(); ++id) {
     Wl& w = wls[id];
     const Layer& L = net.layers[size_t(w.layer)];
@@ -543,6 +559,12 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
         if (sibling) continue;
         int64_t b = act_bytes(reg, li.bytes);
         w.dram_bytes += b, ++w.dram_pieces, foot += b;
+        if (li.host_step >= 0) {
+          // A host result: the host writes the region this workload loads (unpadded).
+          mapping::Dims e = extent(reg);
+          host_bytes[size_t(li.host_step)] += e[0] * e[1] * e[2] * e[3] * li.bytes;
+          w.host_steps.push_back(li.host_step);
+        }
         continue;
       }
       const Layer& P = net.layers[size_t(li.producer)];
@@ -828,6 +850,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   std::vector<int> sync_send(syncs.size(), -1), sync_recv(syncs.size(), -1);  // message -> op
   const int64_t sync_bytes = timing::activation_bytes(a, 1, 1, 1, 1, 1);
   std::vector<int> store_op(wls.size(), -1);
+  std::vector<int> load_of(wls.size(), -1);  // a workload's load of its DRAM inputs
 
   for (int c = 0; c < C; ++c) {
     int prev_compute = -1, prev_dram = -1, prev_si = -1, prev_so_first = -1, prev_so_last = -1, prev_so = -1;
@@ -910,6 +933,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
           sync_recv[size_t(k)] = o;
         }
         int ld = dram(Op::Load, id, -1, w.dram_bytes, w.dram_pieces, w.in_channel);
+        load_of[size_t(id)] = ld;
         for (int k = w.sync_begin; k < w.sync_end; ++k) edge(sync_recv[size_t(k)], ld);
         own.push_back(ld);
       }
@@ -963,6 +987,22 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       for (const auto& rk : readers_of[size_t(pending_store)]) ready_syncs.push_back(rk);
     }
     emit_syncs(std::numeric_limits<int>::max());
+  }
+  // Host steps: after the stores of their inputs, one at a time (one host),
+  // before the loads of their results (the ct_hs / ct_hw round trip).
+  {
+    int prev_host = -1;
+    std::vector<int> host_op(net.host_steps.size(), -1);
+    for (size_t k = 0; k < net.host_steps.size(); ++k) {
+      int o = op(Op::Host, 0, -1);
+      ops[size_t(o)].cycles = timing::host_cycles(a, net.host_steps[k].ops, host_bytes[k]);
+      ops[size_t(o)].bytes = host_bytes[k];
+      for (int pid : host_inputs[k]) edge(store_op[size_t(pid)], o);
+      edge(prev_host, o);
+      prev_host = host_op[k] = o;
+    }
+    for (size_t id = 0; id < wls.size(); ++id)
+      for (int k : wls[id].host_steps) edge(host_op[size_t(k)], load_of[id]);
   }
   for (size_t k = 0; k < syncs.size(); ++k) {
     const int snd = sync_send[k], rcv = sync_recv[k];
@@ -1051,7 +1091,8 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     Op& x = ops[size_t(o)];
     x.start = now;
     switch (x.kind) {
-      case Op::Compute: push(now + double(x.cycles), 0, o); break;
+      case Op::Compute:
+      case Op::Host: push(now + double(x.cycles), 0, o); break;
       case Op::Load:
       case Op::Store: push(now + x.fixed, 1, o); break;
       case Op::Send:
@@ -1148,7 +1189,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   // ---- figures
   if (detail) {
     for (const Op& x : ops) {
-      if (x.kind == Op::Recv) continue;
+      if (x.kind == Op::Recv || x.kind == Op::Host) continue;
       TimelineStep t;
       t.kind = x.kind == Op::Compute ? TimelineStep::Compute
                : x.kind == Op::Load  ? TimelineStep::Load

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "fir/host.hpp"
 #include "fir/resize.hpp"
 #include "interp/int8_ops.hpp"
 #include "support/error.hpp"
@@ -45,7 +46,26 @@ class Builder {
       net.layers.push_back(make_layer(*l));
     }
     if (net.layers.empty()) throw_input_error(at_pointer(file_, "", "the network has no accelerator layer to map"));
+    plan_ = fir::host_plan(g_, file_);
+    for (const auto& st : plan_.steps) {
+      HostStepModel h;
+      h.ops = st.ops;
+      for (const auto& name : st.inputs)
+        if (auto it = index_.find(name); it != index_.end()) h.inputs.push_back(it->second);
+      for (const fir::Layer* l : st.results) {
+        bool output = false;
+        for (const auto& n : l->next_layer) output = output || fir::is_graph_output_name(n);
+        if (output && !l->output_shape.empty()) {
+          int64_t n = 1;
+          for (int64_t d : l->output_shape[0]) n *= d;
+          h.output_bytes += n * elem_bytes(l->output_dtype, 0);
+        }
+      }
+      net.host_steps.push_back(std::move(h));
+    }
     for (size_t i = 0; i < net.layers.size(); ++i) connect(net, int(i));
+    for (const auto& h : net.host_steps)
+      for (int li : h.inputs) net.layers[size_t(li)].to_dram = true;  // the host reads it from DRAM
     net.batch = net.layers.front().out[0];
     for (const auto& l : net.layers)
       if (l.out[0] != net.batch)
@@ -123,19 +143,21 @@ class Builder {
     return L;
   }
 
-  // The accelerator layer (or graph input: -1) behind a name, through host layers.
-  int resolve(const std::string& name, bool* through_host, int depth = 0) const {
-    if (fir::is_graph_input_name(name)) return -1;
-    const fir::Layer* l = g_.find(name);
-    if (!l || depth > 64) return -2;
+  // The accelerator layer (or graph input: -1) behind a name, through
+  // pass-through reshapes; a host step's result is -1 too, loaded from DRAM
+  // once the step is done (*host_step).
+  int resolve(const std::string& name, bool* through_host, int* host_step) const {
+    const std::string src = fir::resolve_through(g_, plan_, name);
+    if (src != name) *through_host = true;
+    if (fir::is_graph_input_name(src)) return -1;
+    const fir::Layer* l = g_.find(src);
+    if (!l) return -2;
     if (l->device == fir::Device::Npu) {
-      auto it = index_.find(name);
+      auto it = index_.find(src);
       return it == index_.end() ? -2 : it->second;
     }
-    *through_host = true;
-    for (const auto& p : l->previous_layer)
-      if (!fir::is_constant_name(p)) return resolve(p, through_host, depth + 1);
-    return -2;
+    *host_step = plan_.step(src);
+    return *host_step >= 0 ? -1 : -2;
   }
 
   void connect(Network& net, int li) {
@@ -146,7 +168,7 @@ class Builder {
       if (fir::is_constant_name(p)) continue;
       LayerInput in;
       bool through_host = false;
-      in.producer = resolve(p, &through_host);
+      in.producer = resolve(p, &through_host, &in.host_step);
       if (in.producer == -2) fail(l.name, "input \"" + p + "\" is neither a layer nor a graph input");
       if (in.producer >= li) fail(l.name, "input \"" + p + "\" comes later in layer_index order");
       if (i >= l.input_shape.size()) fail(l.name, "no input_shape for input " + std::to_string(i));
@@ -171,6 +193,7 @@ class Builder {
   const arch::Architecture& a_;
   const std::string& file_;
   std::map<std::string, int, std::less<>> index_;
+  fir::HostPlan plan_;
 };
 
 }  // namespace

@@ -34,6 +34,15 @@ struct LayerInput {
   Dims dims{1, 1, 1, 1};  // the tensor as this layer reads it (whole batch)
   int bytes = 1;        // element size
   bool reshaped = false;  // a host reshape changes the shape: the whole producer output is read
+  int host_step = -1;     // producer -1 for a host step's result: the step (Network::host_steps), loaded from DRAM
+};
+
+// A host step (fir::host_plan): the accelerator layers whose stored outputs
+// it reads, its work, and the bytes of its results that are graph outputs.
+struct HostStepModel {
+  std::vector<int> inputs;      // layer indices
+  int64_t ops = 0;
+  int64_t output_bytes = 0;     // results written whole for the graph outputs
 };
 
 struct Layer {
@@ -67,6 +76,7 @@ struct Network {
   std::string name;  // the FIR's file name without extension (for the mapping's "fir")
   int64_t batch = 1;
   std::vector<Layer> layers;
+  std::vector<HostStepModel> host_steps;
   int64_t total_macs() const;
 };
 

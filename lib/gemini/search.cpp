@@ -156,6 +156,21 @@ class Searcher {
   }
 
   // Cores in proportion to each layer's work, then laid out along the snake.
+  // Whether layers [first, last] hold both an input of a host step and a
+  // reader of its result. Such a segment cannot be built: the step runs once
+  // for the whole batch between its stores and its loads, so the segment's
+  // pipeline (batch groups, early sends) would wait on itself; the segment
+  // ends before the reader instead.
+  bool spans_host(int first, int last) const {
+    for (int r = first; r <= last; ++r)
+      for (const LayerInput& in : net_.layers[size_t(r)].inputs) {
+        if (in.host_step < 0) continue;
+        for (int li : net_.host_steps[size_t(in.host_step)].inputs)
+          if (li >= first && li < r) return true;
+      }
+    return false;
+  }
+
   SegmentPlan initial_segment(int first, int last, int64_t G) {
     SegmentPlan sp;
     sp.batch_groups = G;
@@ -240,6 +255,7 @@ class Searcher {
         if (len > j + 1) break;
         const int i = j - len + 1;
         ++done;
+        if (spans_host(i, j)) break;  // longer ones too
         if (best[size_t(i)] == inf) continue;
         double seg_best = inf, seg_alone = 0;
         SegmentPlan seg_plan;
@@ -564,7 +580,8 @@ class Searcher {
       }
       // Merged with the next segment; split in two.
       base = -1;
-      if (s + 1 < n && int(original.layers.size() + plan.segments[s + 1].layers.size()) <= C_)
+      if (s + 1 < n && int(original.layers.size() + plan.segments[s + 1].layers.size()) <= C_ &&
+          !spans_host(original.first(), plan.segments[s + 1].last()))
         for (int64_t G : groups_)
           if (!spent()) consider(2, {initial_segment(original.first(), plan.segments[s + 1].last(), G)});
       for (int at = original.first() + 1; at <= original.last() && !spent(); ++at)

@@ -540,11 +540,36 @@ void Checker::dram() {
           add_problem(p + "/related_ofmap", "transfer " + std::to_string(r) + " is not a DRAM load");
       }
   }
+  // Host steps read stores and are read by loads that name them.
+  if (s_.dram.host)
+    for (size_t i = 0; i < s_.dram.host->size(); ++i) {
+      const auto& h = (*s_.dram.host)[i];
+      std::string p = "/-1/host/" + std::to_string(i);
+      for (int64_t r : h.related_ifmap) {
+        bool found = false;
+        for (const auto& st : s_.dram.in) found = found || st.transfer_id == r;
+        if (!found) add_problem(p + "/related_ifmap", "transfer " + std::to_string(r) + " is not a DRAM store");
+      }
+      for (int64_t r : h.related_ofmap) {
+        bool found = false;
+        for (const auto& ld : s_.dram.out)
+          found = found || (ld.transfer_id == r &&
+                            std::find(ld.related_ifmap.begin(), ld.related_ifmap.end(), h.transfer_id) != ld.related_ifmap.end());
+        if (!found)
+          add_problem(p + "/related_ofmap", "transfer " + std::to_string(r) + " is not a DRAM load naming host step " +
+                                                 std::to_string(h.transfer_id));
+      }
+    }
   // Loads of stored data read what was stored; every destination reads it.
   for (size_t i = 0; i < s_.dram.out.size(); ++i) {
     const auto& ld = s_.dram.out[i];
     std::string p = "/-1/out/" + std::to_string(i);
-    if (!ld.related_ifmap.empty()) {
+    // A host step's result: what the host writes (checked with the step below).
+    bool from_host = false;
+    if (s_.dram.host)
+      for (const auto& h : *s_.dram.host)
+        for (int64_t r : ld.related_ifmap) from_host = from_host || r == h.transfer_id;
+    if (!ld.related_ifmap.empty() && !from_host) {
       std::vector<Region> stored;
       for (int64_t r : ld.related_ifmap) {
         bool found = false;

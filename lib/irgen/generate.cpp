@@ -9,6 +9,7 @@
 #include <numeric>
 #include <set>
 
+#include "fir/host.hpp"
 #include "fir/resize.hpp"
 #include "interp/int8_ops.hpp"
 #include "irgen/irgen.hpp"
@@ -62,7 +63,8 @@ int dtype_size(const std::vector<std::string>& v, size_t i) {
 
 struct InputRef {
   int producer = -1;        // index into Net::layers, -1 for a graph input
-  std::string graph_input;  // "input1" when producer == -1
+  std::string graph_input;  // "input1" when producer == -1 (or a host layer's name: its result in DRAM)
+  int host_step = -1;       // the host step whose result it is (fir::HostPlan), -1 otherwise
   size_t fir_index = 0;     // position in the consumer's input_shape / input_dtype
   Dims dims{};              // the consumer's view of the tensor
   int bytes = 1;
@@ -96,6 +98,7 @@ struct Piece {  // one delivery of input data to a workload
   int64_t transfer = -1; // the transfer id the consumer lists
   int buffer = -1;       // L2 tensor on the consumer's core holding it
   int64_t bytes = 0;     // bytes moved to deliver it (Remote, Dram, GraphInput)
+  int host_step = -1;    // GraphInput: the host step whose result it loads
 };
 
 struct InputUse {
@@ -272,7 +275,9 @@ class Generator {
 
   // ---- network
   void build_network();
-  int resolve_producer(const std::string& name, std::string* graph_input, int depth = 0) const;
+  int resolve_producer(const std::string& name, std::string* graph_input, int* host_step) const;
+  int64_t host_step_id(int k) const { return int64_t(layers_.size() + size_t(k)) * transfer_stride_; }
+  std::vector<sir::HostStep> host_steps() const;
   // ---- workloads
   void build_workloads();
   int64_t weight_bytes_per_k(const LayerModel& L) const;
@@ -337,6 +342,9 @@ class Generator {
   std::vector<WeightLoad> weights_;
   std::vector<sir::DramStore> dram_in_;
   std::vector<sir::DramLoad> dram_out_;            // weights first, then activations (sorted at the end)
+  fir::HostPlan host_;                             // the host's layers: pass-throughs and steps
+  // host step -> the loads of its results (transfer id, bytes the host writes for it)
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> host_loads_;
   std::map<int, Allocator> l2_;                     // core -> L2 blocks placed so far
   std::vector<int64_t> transfers_of_layer_;  // layer -> transfers numbered so far
   int64_t transfer_stride_ = 100;            // a power of ten above every layer's count
@@ -345,26 +353,31 @@ class Generator {
 
 // ------------------------------------------------------------------ network
 
-int Generator::resolve_producer(const std::string& name, std::string* graph_input, int depth) const {
-  if (fir::is_graph_input_name(name)) {
-    *graph_input = name;
+// A pass-through reshape on the host is read through, to the accelerator
+// layer or graph input behind it; a host step's result is loaded from DRAM
+// like a graph input, once the host has written it.
+int Generator::resolve_producer(const std::string& name, std::string* graph_input, int* host_step) const {
+  const std::string src = fir::resolve_through(g_, host_, name);
+  if (fir::is_graph_input_name(src)) {
+    *graph_input = src;
     return -1;
   }
-  const fir::Layer* l = g_.find(name);
-  if (!l || depth > 64) return -2;
+  const fir::Layer* l = g_.find(src);
+  if (!l) return -2;
   if (l->device == fir::Device::Npu) {
-    auto it = layer_index_.find(name);
+    auto it = layer_index_.find(src);
     return it == layer_index_.end() ? -2 : it->second;
   }
-  // A host layer (reshape) passes its input through: follow it.
-  for (const auto& p : l->previous_layer) {
-    if (fir::is_constant_name(p)) continue;
-    return resolve_producer(p, graph_input, depth + 1);
-  }
-  return -2;
+  *host_step = host_.step(src);
+  if (*host_step < 0) return -2;
+  *graph_input = src;
+  return -1;
 }
 
 void Generator::build_network() {
+  host_ = fir::host_plan(g_, o_.fir_file);
+  std::set<std::string> host_inputs;  // accelerator layers a host step reads
+  for (const auto& st : host_.steps) host_inputs.insert(st.inputs.begin(), st.inputs.end());
   for (const fir::Layer* l : g_.in_index_order()) {
     if (l->device != fir::Device::Npu) continue;
     LayerModel lm;
@@ -398,7 +411,7 @@ void Generator::build_network() {
       if (fir::is_constant_name(p) && !loaded) continue;
       InputRef in;
       if (loaded) in.producer = -1, in.graph_input = p;
-      else in.producer = resolve_producer(p, &in.graph_input);
+      else in.producer = resolve_producer(p, &in.graph_input, &in.host_step);
       if (in.producer == -2) fail_fir(l.name, "input \"" + p + "\" is neither a layer nor a graph input");
       in.fir_index = i;
       if (i >= l.input_shape.size()) fail_fir(l.name, "no input_shape for input " + std::to_string(i));
@@ -434,6 +447,8 @@ void Generator::build_network() {
     bool npu_consumer = false;
     for (const fir::Layer* c : g_.consumers(l)) npu_consumer = npu_consumer || c->device == fir::Device::Npu;
     if (!npu_consumer) lm.graph_output = true;
+    // The host reads it from DRAM.
+    if (host_inputs.count(l.name)) lm.graph_output = true;
   }
 }
 
@@ -638,9 +653,10 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
   InputUse& u = w.inputs[i];
   const InputRef& in = L.inputs[i];
   if (in.producer < 0) {
-    // The network's input: loaded from DRAM for this workload.
+    // The network's input (or a host step's result): loaded from DRAM for this workload.
     Piece pc;
     pc.kind = Piece::GraphInput;
+    pc.host_step = in.host_step;
     pc.region = u.region;
     pc.transfer = new_transfer(w.layer);
     Dims e = u.region.extent();
@@ -670,6 +686,11 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     ld.size = pc.bytes;
     ld.transfer_id = pc.transfer;
     ld.type = sir::DramLoadType::Fmap;
+    if (in.host_step >= 0) {
+      ld.related_ifmap = {host_step_id(in.host_step)};
+      Dims e = u.region.extent();
+      host_loads_[size_t(in.host_step)].push_back({pc.transfer, e[0] * e[1] * e[2] * e[3] * in.bytes});
+    }
     dram_out_.push_back(ld);
     u.pieces.push_back(pc);
     return;
@@ -1154,6 +1175,7 @@ void Generator::reset_connections() {
   weights_.clear();
   dram_in_.clear();
   dram_out_.clear();
+  host_loads_.assign(host_.steps.size(), {});
   transfers_of_layer_.assign(layers_.size(), 0);
   for (auto& w : wls_) {
     for (auto& u : w.inputs) u.pieces.clear();
@@ -1419,6 +1441,21 @@ int64_t Generator::estimate(const std::vector<char>& direct) {
   std::vector<double> ready(weights_.size(), 0.0);
   std::vector<double> done(wls_.size(), 0.0);    // compute end
   std::vector<double> stored(wls_.size(), 0.0);  // end of the output's store, when stored
+  // A host step starts when the last of its inputs is stored (their producers
+  // come first in id order) and takes timing::host_cycles.
+  std::vector<double> host_end(host_.steps.size(), -1.0);
+  const std::vector<sir::HostStep> steps = host_steps();
+  auto host_done = [&](int k) {
+    if (host_end[size_t(k)] >= 0) return host_end[size_t(k)];
+    double start = 0;
+    for (const std::string& name : host_.steps[size_t(k)].inputs) {
+      auto it = layer_index_.find(name);
+      if (it == layer_index_.end()) continue;
+      for (int id : layer_wls_[size_t(it->second)]) start = std::max(start, stored[size_t(id)]);
+    }
+    host_end[size_t(k)] = start + double(steps[size_t(k)].time);
+    return host_end[size_t(k)];
+  };
   double worst = 0;
   for (const Wl& w : wls_) {
     CoreState& c = cores[w.core];
@@ -1431,7 +1468,8 @@ int64_t Generator::estimate(const std::vector<char>& direct) {
     double inputs_ready = c.t;
     for (const auto& u : w.inputs)
       for (const auto& pc : u.pieces) {
-        if (pc.kind == Piece::GraphInput) inputs_ready = std::max(inputs_ready, load(pc.bytes, 0));
+        if (pc.kind == Piece::GraphInput)
+          inputs_ready = std::max(inputs_ready, load(pc.bytes, pc.host_step >= 0 ? host_done(pc.host_step) : 0));
         if (pc.kind == Piece::Dram) inputs_ready = std::max(inputs_ready, load(pc.bytes, stored[size_t(pc.producer_wl)]));
         if (pc.kind == Piece::Remote) inputs_ready = std::max(inputs_ready, done[size_t(pc.producer_wl)]);
       }
@@ -1779,7 +1817,46 @@ sir::Schedule Generator::emit() {
   std::stable_sort(s.dram.out.begin(), s.dram.out.end(),
                    [](const sir::DramLoad& a, const sir::DramLoad& b) { return a.transfer_id < b.transfer_id; });
   s.dram.in = dram_in_;
+  if (!host_.steps.empty()) s.dram.host = host_steps();
   return s;
+}
+
+// The host steps as the Scheduler IR gives them: the stores of their inputs,
+// the loads of their results, their work and predicted time.
+std::vector<sir::HostStep> Generator::host_steps() const {
+  std::vector<sir::HostStep> out;
+  for (size_t k = 0; k < host_.steps.size(); ++k) {
+    const fir::HostStep& st = host_.steps[k];
+    sir::HostStep h;
+    for (const fir::Layer* l : st.layers) h.layers.push_back(l->name);
+    h.ops = st.ops;
+    for (const auto& d : dram_in_)
+      if (std::find(st.inputs.begin(), st.inputs.end(), d.layer_name) != st.inputs.end()) {
+        h.related_ifmap.push_back(d.transfer_id);
+        auto li = layer_index_.find(d.layer_name);
+        Dims e = Box{d.lower, d.upper}.extent();
+        h.size += e[0] * e[1] * e[2] * e[3] * layers_[size_t(li->second)].out_bytes;
+      }
+    for (const auto& [id, bytes] : host_loads_[k]) {
+      h.related_ofmap.push_back(id);
+      h.size += bytes;
+    }
+    std::sort(h.related_ofmap.begin(), h.related_ofmap.end());
+    // Results that are graph outputs are written once, whole.
+    for (const fir::Layer* l : st.results) {
+      bool output = false;
+      for (const auto& n : l->next_layer) output = output || fir::is_graph_output_name(n);
+      if (output && !l->output_shape.empty()) {
+        int64_t n = 1;
+        for (int64_t d : l->output_shape[0]) n *= d;
+        h.size += n * dtype_size(l->output_dtype, 0);
+      }
+    }
+    h.time = timing::host_cycles(a_, h.ops, h.size);
+    h.transfer_id = host_step_id(int(k));
+    out.push_back(std::move(h));
+  }
+  return out;
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ class Runner {
   CheckReport run() {
     build_queues();
     check_transfer_ends();
+    check_host_steps();
     execute();
     report_stuck();
     report_leftovers();
@@ -93,6 +94,37 @@ class Runner {
                 " is a core without instructions in this program");
       }
     }
+  }
+
+  // Host steps: every TAG with a ct_hs has a ct_hw (which gives the step's
+  // work), and every ct_hw of a TAG gives the same work.
+  void check_host_steps() {
+    std::map<int64_t, size_t> first_wait;
+    for (size_t i = 0; i < prog_.instructions.size(); ++i) {
+      const Instruction& inst = prog_.instructions[i];
+      if (inst.op() == Opcode::ct_hs) ++host_signals_[inst.get(Param::TAG)];
+      if (inst.op() != Opcode::ct_hw) continue;
+      if (inst.get(Param::HOPS) < 0 || inst.get(Param::HBYTES) < 0)
+        add(true, i, describe(i) + ": HOPS and HBYTES must not be negative");
+      auto [it, fresh] = first_wait.try_emplace(inst.get(Param::TAG), i);
+      const Instruction& f = prog_.instructions[it->second];
+      if (!fresh && (f.get(Param::HOPS) != inst.get(Param::HOPS) || f.get(Param::HBYTES) != inst.get(Param::HBYTES)))
+        add(true, i,
+            describe(i) + ": host step " + std::to_string(inst.get(Param::TAG)) +
+                " has other HOPS/HBYTES than its ct_hw at instruction " + std::to_string(it->second + 1));
+    }
+    for (const auto& [tag, n] : host_signals_)
+      if (!first_wait.count(tag))
+        for (size_t i = 0; i < prog_.instructions.size(); ++i)
+          if (prog_.instructions[i].op() == Opcode::ct_hs && prog_.instructions[i].get(Param::TAG) == tag) {
+            add(true, i, describe(i) + ": host step " + std::to_string(tag) + " has no ct_hw (nothing waits for it)");
+            break;
+          }
+  }
+  // A ct_hw waits for the host, which starts once every ct_hs of its TAG ran.
+  bool host_step_ready(const Instruction& inst) {
+    auto it = host_signals_.find(inst.get(Param::TAG));
+    return it == host_signals_.end() || host_fired_[inst.get(Param::TAG)] >= it->second;
   }
 
   Core* core_by_id(int64_t id) {
@@ -170,7 +202,12 @@ class Runner {
           if (!try_transfer(*c, q, static_cast<size_t>(head))) break;
           continue;
         }
+        if (inst.op() == Opcode::ct_hw && !host_step_ready(inst)) break;
         fire(*c, static_cast<size_t>(head));
+        if (inst.op() == Opcode::ct_hs) {
+          ++host_fired_[inst.get(Param::TAG)];
+          for (auto& other : cores_) work_.push_back({&other, static_cast<int>(Queue::CT)});
+        }
       }
     }
   }
@@ -193,6 +230,8 @@ class Runner {
                    std::to_string(c.tokens[x][q]) + " available";
           }
         }
+        if (why.empty() && inst.op() == Opcode::ct_hw)
+          why = "host step " + std::to_string(inst.get(Param::TAG)) + ", some ct_hs of which never run";
         if (why.empty()) why = "its transfer partner, which never reaches the head of its queue with its tokens";
         size_t left = c.queue[q].size() - c.head[q];
         add(true, static_cast<size_t>(head),
@@ -232,6 +271,7 @@ class Runner {
   std::vector<Core> cores_;
   std::deque<Work> work_;
   size_t fired_ = 0;
+  std::map<int64_t, int64_t> host_signals_, host_fired_;  // TAG -> ct_hs in the program / fired
 };
 
 }  // namespace

@@ -187,6 +187,11 @@ CCT_DEFINE_PARAMS(vp_cfg_rs, I(P::RSMD), N(P::RSKH), N(P::RSKW), N(P::RSBH), N(P
 // Pooling windows (our extension): tap spacing, and the divisor of an
 // average: 0 the constant MG0V, 1 the window's elements inside the box.
 CCT_DEFINE_PARAMS(vp_cfg_pl, L(P::DILATION, 2), I(P::PLDIV))
+// Host steps (our extension, see formats/ISA_Format.md): a core signals that
+// its share of step TAG's inputs is in DRAM (ct_hs), and waits for the host
+// to finish the step (ct_hw, which carries the step's work).
+CCT_DEFINE_PARAMS(ct_hs, I(P::TAG), PREV, NEXT)
+CCT_DEFINE_PARAMS(ct_hw, I(P::TAG), I(P::HOPS), I(P::HBYTES), PREV, NEXT)
 #undef CCT_DEFINE_PARAMS
 
 constexpr Queue queue_of(std::string_view mn) {

@@ -108,8 +108,8 @@ const EnumMember* find_enum_value(EnumClass c, int32_t value);
   X(CMPV) X(USED) X(SEGE) X(SEGN) X(MG0S) X(SG1M) X(MG0VS) X(SG1VS) X(SG1V) X(MG0V) X(SUMM) X(MULVS) X(SUMVS)     \
   X(SUMV) X(MULV) X(QCS) X(QSMD) X(IQCS) X(IQB0) X(IQK0) X(IQB1) X(IQK1) X(T1F) X(T0F) X(PADV_AREA) X(IQEN)       \
   X(QEN) X(SHMD) X(GPMD) X(CMPD) X(TREED) X(ACCD) X(TM) X(SWRS) X(LUT) X(IPH) X(IPW) X(DCORE) X(SCORE) X(TAG)     \
-  X(GROUPS) X(DILATION) X(ACTPM1) X(RSMD) X(RSKH) X(RSKW) X(RSBH) X(RSBW) X(RSIN) X(RSOO) X(RSIO) X(PLDIV)  \
-  X(Prev_Insts) X(Next_Insts)
+  X(GROUPS) X(DILATION) X(ACTPM1) X(RSMD) X(RSKH) X(RSKW) X(RSBH) X(RSBW) X(RSIN) X(RSOO) X(RSIO) X(PLDIV) X(HOPS)  \
+  X(HBYTES) X(Prev_Insts) X(Next_Insts)
 
 enum class Param : uint8_t {
 #define CCT_X(name) name,
@@ -131,7 +131,8 @@ std::optional<Param> find_param(std::string_view name);
   X(ct_st) X(ct_bc) X(ct_ed) X(lda_cfg) X(lda_mov) X(ldw_cfg) X(ldw_mov) X(lw_cfg) X(lw_mov) X(pe_cfg_fm)       \
   X(pe_cfg_pm) X(pe_cfg_dq) X(pe_cfg_tp) X(pe_cfg_gp) X(pe_conv) X(vp_cfg_gcs) X(vp_cfg_gms) X(vp_cfg_sms)      \
   X(vp_cfg_qp) X(vp_cfg_iq) X(vp_cfg_iq1) X(vp_cfg_fm) X(vp_cfg_tp) X(vp_cfg_fm1) X(vp_cfg_act) X(vp_self)      \
-  X(vp_pool) X(dt_cfg) X(dt_cal) X(sta_cfg) X(sta_mov) X(so_cfg) X(so_mov) X(si_cfg) X(si_mov) X(vp_cfg_rs) X(vp_cfg_pl)
+  X(vp_pool) X(dt_cfg) X(dt_cal) X(sta_cfg) X(sta_mov) X(so_cfg) X(so_mov) X(si_cfg) X(si_mov) X(vp_cfg_rs) X(vp_cfg_pl) \
+  X(ct_hs) X(ct_hw)
 
 enum class Opcode : uint8_t {
 #define CCT_X(name) name,

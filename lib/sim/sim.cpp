@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <queue>
@@ -92,7 +93,7 @@ struct Flow {
   bool active = false;
 };
 
-enum EventKind : uint8_t { kEnd, kStream, kFlowDone };
+enum EventKind : uint8_t { kEnd, kStream, kFlowDone, kHostDone };
 struct Event {
   int64_t time;
   uint64_t seq;
@@ -148,6 +149,7 @@ class Engine {
         case kFlowDone:
           if (flows_[e.id].active && flows_[e.id].version == e.version) flow_done(e.id);
           break;
+        case kHostDone: host_done(e.id); break;
       }
     }
     if (ended_ < n_) report_deadlock();
@@ -212,6 +214,82 @@ class Engine {
       footprints.plan(i, step);
     }
     pair_transfers();
+    prepare_host();
+  }
+
+  // Host steps (ct_hs / ct_hw, formats/ISA_Format.md): step TAG is ready when
+  // every ct_hs of its TAG has ended; the one host runs ready steps one at a
+  // time, in the order they became ready (ties: lower TAG); every ct_hw of
+  // the TAG ends when the step is done.
+  struct HostStep {
+    int64_t tag = 0;
+    int64_t cycles = 0;
+    size_t signals_left = 0;
+    std::vector<size_t> waits;  // ct_hw instructions
+    bool ready = false, done = false;
+    int64_t start = -1;
+  };
+  void prepare_host() {
+    std::map<int64_t, size_t> index;
+    auto step_of = [&](int64_t tag) -> HostStep& {
+      auto [it, fresh] = index.try_emplace(tag, host_steps_.size());
+      if (fresh) {
+        host_steps_.emplace_back();
+        host_steps_.back().tag = tag;
+      }
+      return host_steps_[it->second];
+    };
+    host_step_of_.assign(n_, SIZE_MAX);
+    for (size_t i = 0; i < n_; ++i) {
+      const auto& inst = prog_.instructions[i];
+      if (inst.op() != Opcode::ct_hs && inst.op() != Opcode::ct_hw) continue;
+      HostStep& st = step_of(inst.get(Param::TAG));
+      host_step_of_[i] = index.at(st.tag);
+      if (inst.op() == Opcode::ct_hs) {
+        ++st.signals_left;
+        continue;
+      }
+      if (!st.waits.empty() && work_[st.waits[0]].cycles != work_[i].cycles)
+        throw_input_error(line_of(opt_, i) + ": ct_hw of host step " + std::to_string(st.tag) +
+                          " gives other HOPS/HBYTES than the one at " + line_of(opt_, st.waits[0]));
+      st.cycles = work_[i].cycles;
+      st.waits.push_back(i);
+    }
+    for (const HostStep& st : host_steps_)
+      if (st.waits.empty())
+        throw_input_error(opt_.file + ": host step " + std::to_string(st.tag) +
+                          " has ct_hs but no ct_hw (nothing gives its work or waits for it)");
+    host_waiting_.assign(n_, -1);
+    for (size_t k = 0; k < host_steps_.size(); ++k)
+      if (host_steps_[k].signals_left == 0) host_ready(k, 0);
+  }
+
+  void host_ready(size_t k, int64_t now) {
+    host_steps_[k].ready = true;
+    host_queue_.push_back(k);
+    if (!host_busy_) host_next(now);
+  }
+
+  void host_next(int64_t now) {
+    if (host_queue_.empty()) return;
+    size_t k = host_queue_.front();
+    host_queue_.pop_front();
+    host_busy_ = true;
+    host_steps_[k].start = now;
+    push(now + host_steps_[k].cycles, kHostDone, uint32_t(k));
+  }
+
+  void host_done(size_t k) {
+    HostStep& st = host_steps_[k];
+    st.done = true;
+    host_busy_ = false;
+    host_cycles_ += now_ - st.start;
+    for (size_t i : st.waits)
+      if (host_waiting_[i] >= 0) {
+        mark_started(i, std::max(host_waiting_[i], st.start));
+        finish(i);
+      }
+    host_next(now_);
   }
 
   void pair_transfers() {
@@ -280,6 +358,16 @@ class Engine {
     t.inst_idx = int64_t(i) + 1;
     t.issue = s.free_at;
     const auto& w = work_[i];
+    if (w.kind == WorkKind::HostWait) {
+      const HostStep& st = host_steps_[host_step_of_[i]];
+      if (st.done) {
+        mark_started(i, now);
+        push(now, kEnd, uint32_t(i));
+      } else {
+        host_waiting_[i] = now;  // ends with the step (host_done)
+      }
+      return;
+    }
     if (w.kind == WorkKind::Send || w.kind == WorkKind::Receive) {
       ready_[i] = true;
       if (ready_[partner_[i]]) start_transfer(w.kind == WorkKind::Send ? i : partner_[i], now);
@@ -406,6 +494,10 @@ class Engine {
     result_.timing[i].end = now_;
     ++ended_;
     for (int k = 0; k < nd.nnext; ++k) ++produced(core, q, nd.next[k]);
+    if (prog_.instructions[i].op() == Opcode::ct_hs) {
+      size_t k = host_step_of_[i];
+      if (--host_steps_[k].signals_left == 0) host_ready(k, now_);
+    }
     QueueState& s = qs(core, q);
     s.busy = false;
     s.free_at = now_;
@@ -434,7 +526,11 @@ class Engine {
         const auto& inst = prog_.instructions[i];
         msg += "\n  " + line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + " (core " + std::to_string(c) + ", queue " +
                std::string(isa::queue_name(Queue(q))) + ")";
-        if (ready_[i] && partner_[i] != SIZE_MAX) {
+        if (work_[i].kind == WorkKind::HostWait && host_waiting_[i] >= 0) {
+          const HostStep& st = host_steps_[host_step_of_[i]];
+          msg += " waits for host step " + std::to_string(st.tag) + ", " + std::to_string(st.signals_left) +
+                 " of whose ct_hs never ran";
+        } else if (ready_[i] && partner_[i] != SIZE_MAX) {
           msg += " waits for its partner at " + line_of(opt_, partner_[i]);
         } else if (s.busy) {
           msg += " is running";
@@ -505,6 +601,8 @@ class Engine {
       l.energy_pj += energy;
     }
     for (bool u : core_used) st.cores_used += u;
+    st.host_steps = int64_t(host_steps_.size());
+    st.host_cycles = host_cycles_;
     st.energy += timing::static_energy(a_, st.cores_used, st.total_cycles);
     for (auto& [id, l] : layers) st.layers.push_back(l);
     return std::move(result_);
@@ -529,6 +627,12 @@ class Engine {
   std::vector<double> left_;
   std::vector<int> users_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
+  std::vector<HostStep> host_steps_;
+  std::vector<size_t> host_step_of_;   // instruction -> its host step (ct_hs, ct_hw)
+  std::vector<int64_t> host_waiting_;  // ct_hw: cycle it began to wait, -1 if not waiting
+  std::deque<size_t> host_queue_;      // ready steps, in order
+  bool host_busy_ = false;
+  int64_t host_cycles_ = 0;
   uint64_t seq_ = 0;
   int64_t now_ = 0;
   size_t ended_ = 0;

@@ -68,6 +68,8 @@ struct Stats {
   int64_t noc_byte_hops = 0;     // bytes x mesh hops, all flows
   int64_t d2d_bytes = 0;         // bytes x D2D crossings, all flows
   timing::Energy energy;         // including static energy over the run
+  int64_t host_steps = 0;        // ct_hw steps the host ran
+  int64_t host_cycles = 0;       // cycles the host spent running them
 };
 
 struct Result {

@@ -53,6 +53,9 @@ std::string format_stats(const Stats& s, const arch::Architecture& a) {
   out += fmt("DRAM bytes        read %" PRId64 ", written %" PRId64 "\n", s.dram_read_bytes, s.dram_write_bytes);
   out += fmt("transfers         %" PRId64 " bytes core to core, %" PRId64 " byte-hops on the NoC, %" PRId64 " D2D bytes\n",
              s.transfer_bytes, s.noc_byte_hops, s.d2d_bytes);
+  if (s.host_steps > 0)
+    out += fmt("host              %" PRId64 " steps, %" PRId64 " cycles (%.1f%% of the run)\n", s.host_steps, s.host_cycles,
+               100.0 * double(s.host_cycles) / double(std::max<int64_t>(s.total_cycles, 1)));
   out += "queue busy        ";
   for (int q = 0; q < isa::kQueueCount; ++q)
     if (s.queues[size_t(q)].instructions > 0)
@@ -96,6 +99,10 @@ Json stats_to_json(const Stats& s, const arch::Architecture& a) {
     queues.set(isa::queue_name(isa::Queue(q)), std::move(e));
   }
   j.set("queues", std::move(queues));
+  Json host = Json::object();
+  host.set("steps", s.host_steps);
+  host.set("cycles", s.host_cycles);
+  j.set("host", std::move(host));
   Json energy = Json::object();
   energy.set("total_pj", s.energy.total());
   for (const auto& c : components(s.energy)) energy.set(std::string(c.name) + "_pj", c.value);

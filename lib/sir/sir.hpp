@@ -75,9 +75,23 @@ struct DramLoad {
   bool operator==(const DramLoad&) const = default;
 };
 
+// "-1"/"host": a host step (our extension): host layers the host runs
+// between the chip's stores of their inputs and its loads of their results.
+struct HostStep {
+  std::vector<std::string> layers;     // the host layers it runs, in Frontend IR order
+  int64_t ops = 0;                     // element operations (fir::host_ops)
+  std::vector<int64_t> related_ifmap;  // the "-1"/in stores it reads
+  std::vector<int64_t> related_ofmap;  // the "-1"/out loads reading its results
+  int64_t size = 0;                    // bytes it reads and writes in DRAM
+  int64_t time = 0;                    // predicted cycles (timing::host_cycles)
+  int64_t transfer_id = 0;             // the step's id (TAG of its ct_hs / ct_hw)
+  bool operator==(const HostStep&) const = default;
+};
+
 struct Dram {
   std::vector<DramStore> in;
   std::vector<DramLoad> out;
+  std::optional<std::vector<HostStep>> host;  // absent in files without host steps
   bool operator==(const Dram&) const = default;
 };
 

@@ -129,11 +129,30 @@ DramLoad read_dram_load(const RapidCursor& c) {
   return l;
 }
 
+HostStep read_host_step(const RapidCursor& c) {
+  static constexpr std::array<std::string_view, 7> keys = {"layers", "ops",  "related_ifmap", "related_ofmap",
+                                                           "size",   "time", "transfer_id"};
+  HostStep h;
+  read_object(c, keys, bits(0, 1, 2, 3, 4, 5, 6), [&](size_t k, const RapidCursor& v) {
+    switch (k) {
+      case 0: h.layers = read_list<std::string>(v, read_name); break;
+      case 1: h.ops = v.as_int(); break;
+      case 2: h.related_ifmap = v.as_int_vector(); break;
+      case 3: h.related_ofmap = v.as_int_vector(); break;
+      case 4: h.size = v.as_int(); break;
+      case 5: h.time = v.as_int(); break;
+      case 6: h.transfer_id = v.as_int(); break;
+    }
+  });
+  return h;
+}
+
 Dram read_dram(const RapidCursor& c) {
-  static constexpr std::array<std::string_view, 2> keys = {"in", "out"};
+  static constexpr std::array<std::string_view, 3> keys = {"host", "in", "out"};
   Dram d;
-  read_object(c, keys, bits(0, 1), [&](size_t k, const RapidCursor& v) {
-    if (k == 0) d.in = read_list<DramStore>(v, read_dram_store);
+  read_object(c, keys, bits(1, 2), [&](size_t k, const RapidCursor& v) {
+    if (k == 0) d.host = read_list<HostStep>(v, read_host_step);
+    else if (k == 1) d.in = read_list<DramStore>(v, read_dram_store);
     else d.out = read_list<DramLoad>(v, read_dram_load);
   });
   return d;
@@ -452,6 +471,23 @@ Json dram_json(const Dram& d) {
     out.emplace_back(std::move(o));
   }
   Json::Object o;
+  if (d.host) {
+    Json::Array host;
+    for (const auto& h : *d.host) {
+      Json::Object x;
+      Json::Array names;
+      for (const auto& n : h.layers) names.emplace_back(n);
+      x.emplace_back("layers", Json(std::move(names)));
+      x.emplace_back("ops", h.ops);
+      x.emplace_back("related_ifmap", ints_json(h.related_ifmap));
+      x.emplace_back("related_ofmap", ints_json(h.related_ofmap));
+      x.emplace_back("size", h.size);
+      x.emplace_back("time", h.time);
+      x.emplace_back("transfer_id", h.transfer_id);
+      host.emplace_back(std::move(x));
+    }
+    o.emplace_back("host", Json(std::move(host)));
+  }
   o.emplace_back("in", Json(std::move(in)));
   o.emplace_back("out", Json(std::move(out)));
   return Json(std::move(o));
@@ -657,10 +693,24 @@ void for_each_member(const DramLoad& l, F&& f) {
   f("upper", l.upper);
 }
 
+constexpr Kind json_kind(const HostStep&) { return Kind::Object; }
+constexpr bool json_always_expanded(const HostStep&) { return true; }
+template <class F>
+void for_each_member(const HostStep& h, F&& f) {
+  f("layers", h.layers);
+  f("ops", h.ops);
+  f("related_ifmap", h.related_ifmap);
+  f("related_ofmap", h.related_ofmap);
+  f("size", h.size);
+  f("time", h.time);
+  f("transfer_id", h.transfer_id);
+}
+
 constexpr Kind json_kind(const Dram&) { return Kind::Object; }
 constexpr bool json_always_expanded(const Dram&) { return true; }
 template <class F>
 void for_each_member(const Dram& d, F&& f) {
+  if (d.host) f("host", *d.host);
   f("in", d.in);
   f("out", d.out);
 }

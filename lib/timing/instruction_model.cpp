@@ -64,7 +64,19 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
     case Opcode::ct_st:
     case Opcode::ct_bc:
     case Opcode::ct_ed:
+    case Opcode::ct_hs:
       return fixed(tm.control_cycles);
+    case Opcode::ct_hw: {
+      // The host's work; the simulator runs it on the host and ends the wait.
+      Work w;
+      w.kind = WorkKind::HostWait;
+      if (inst.get(Param::HOPS) < 0 || inst.get(Param::HBYTES) < 0)
+        throw_input_error(at_line(file, line, "ct_hw: HOPS and HBYTES must not be negative"));
+      w.ops = inst.get(Param::HOPS);
+      w.bytes = inst.get(Param::HBYTES);
+      w.cycles = host_cycles(a, w.ops, w.bytes);
+      return w;
+    }
     case Opcode::dt_cal: {
       auto tile = inst.list(Param::Tile);
       check_dims(tile, "Tile", inst, file, line);

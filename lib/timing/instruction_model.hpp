@@ -25,6 +25,7 @@ enum class WorkKind : uint8_t {
   DramStore,  // L2 -> DRAM: `bytes`
   Send,       // so_mov: `bytes` to another core
   Receive,    // si_mov: `bytes` from another core
+  HostWait,   // ct_hw: ends when the host has run step TAG (`cycles` of host work, `bytes`, `ops`)
 };
 
 struct Work {

@@ -241,6 +241,12 @@ int64_t program_prologue_cycles(const arch::Architecture& a) {
 
 int64_t program_epilogue_cycles(const arch::Architecture& a) { return std::llround(a.timing.control_cycles); }
 
+int64_t host_cycles(const arch::Architecture& a, int64_t ops, int64_t bytes) {
+  const auto& tm = a.timing;
+  auto per = [](int64_t n, double rate) { return int64_t(std::ceil(double(std::max<int64_t>(n, 0)) / rate - 1e-9)); };
+  return std::llround(tm.host_latency_cycles) + per(bytes, tm.host_bytes_per_cycle) + per(ops, tm.host_ops_per_cycle);
+}
+
 Energy static_energy(const arch::Architecture& a, int64_t cores, int64_t cycles) {
   int io_dies = 0;
   for (const auto& d : a.dies) io_dies += d.is_compute() ? 0 : 1;

@@ -126,6 +126,13 @@ int64_t vp_instruction_cycles(const arch::Architecture& a, int64_t layer_cycles,
 int64_t program_prologue_cycles(const arch::Architecture& a);
 int64_t program_epilogue_cycles(const arch::Architecture& a);
 
+// ---- The host -----------------------------------------------------------------
+
+// Cycles of one host step (formats/ISA_Format.md, ct_hw): the architecture's
+// fixed host latency, plus `bytes` read and written in DRAM and `ops` element
+// operations at the host's rates, each rounded up.
+int64_t host_cycles(const arch::Architecture& a, int64_t ops, int64_t bytes);
+
 // ---- Static power -----------------------------------------------------------------
 
 // Static energy of `cores` cores and every IO die of the architecture over

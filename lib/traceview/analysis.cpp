@@ -138,6 +138,36 @@ const LayerRow* Analysis::layer(int32_t slyr) const {
   return it != layers.end() && it->layer == slyr ? &*it : nullptr;
 }
 
+// Host steps (ct_hw, formats/ISA_Format.md): the host's cycles by the timing
+// model, once per TAG, and the cycles in which some core waited for it.
+void analyze_host(const trace::Trace& t, const arch::Architecture& arch, HostShare& h) {
+  std::map<int64_t, HostStepRun> steps;  // by TAG
+  std::vector<std::pair<int64_t, int64_t>> waits;
+  for (size_t i = 0; i < t.program.instructions.size(); ++i) {
+    const auto& in = t.program.instructions[i];
+    if (in.op() != isa::Opcode::ct_hw) continue;
+    HostStepRun& r = steps[in.get(isa::Param::TAG)];
+    r.tag = in.get(isa::Param::TAG), r.ops = in.get(isa::Param::HOPS), r.bytes = in.get(isa::Param::HBYTES);
+    r.cycles = timing::host_cycles(arch, r.ops, r.bytes);
+    r.end = std::max(r.end, t.timing[i].end);
+    r.start = std::max<int64_t>(0, r.end - r.cycles);
+    waits.emplace_back(t.timing[i].start, t.timing[i].end);
+  }
+  h.steps = int64_t(steps.size());
+  for (const auto& [tag, r] : steps) h.cycles += r.cycles, h.runs.push_back(r);
+  std::sort(waits.begin(), waits.end());
+  int64_t lo = -1, hi = -1;
+  for (const auto& [s, e] : waits) {
+    if (s > hi) {
+      h.wait_cycles += hi - lo;
+      lo = s, hi = e;
+    } else {
+      hi = std::max(hi, e);
+    }
+  }
+  h.wait_cycles += hi - lo;
+}
+
 Analysis analyze(const trace::Trace& t, const Options& opt) {
   if (!opt.arch) throw Error(kExitInternal, "traceview: analyze() needs an architecture");
   const arch::Architecture& arch = *opt.arch;
@@ -283,6 +313,11 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
       ++r.path_instructions;
       a.path_cycles_by_queue[size_t(inst.queue())] += charge;
       a.path_wait_cycles += wait;
+      if (inst.op() == isa::Opcode::ct_hw) {
+        // The host's computing only, not the wait for the step's other signals before it.
+        const int64_t host = timing::host_cycles(arch, inst.get(isa::Param::HOPS), inst.get(isa::Param::HBYTES));
+        a.host.path_cycles += std::min(charge, host);
+      }
       const Dependence& d = a.dep_of[size_t(i)];
       bool same_run = !a.path_runs.empty() && a.path_runs.back().core == inst.mapping.core &&
                       a.path_runs.back().queue == inst.queue() && a.path_runs.back().layer == inst.mapping.slyr;
@@ -330,6 +365,7 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
       }
     }
   }
+  analyze_host(t, arch, a.host);
   return a;
 }
 

@@ -101,6 +101,22 @@ struct EnergyBreakdown {
   std::array<double, isa::kQueueCount> by_queue{};
 };
 
+// A host step as the run placed it: the host computes in [start, end), end
+// being when its ct_hw end (the host's cycles by the timing model before it).
+struct HostStepRun {
+  int64_t tag = 0, ops = 0, bytes = 0;  // TAG, HOPS, HBYTES
+  int64_t cycles = 0, start = 0, end = 0;
+};
+
+// The host's share of a run (host steps, ct_hw).
+struct HostShare {
+  std::vector<HostStepRun> runs;  // by TAG
+  int64_t steps = 0;        // distinct ct_hw TAGs
+  int64_t cycles = 0;       // the host's cycles for them (timing::host_cycles of each step)
+  int64_t wait_cycles = 0;  // cycles in which at least one core waited in a ct_hw
+  int64_t path_cycles = 0;  // critical-path cycles charged to ct_hw while the host computes
+};
+
 struct Options {
   const arch::Architecture* arch = nullptr;  // required: clock, peak, the timing model
   const fir::Graph* fir = nullptr;           // optional: layer names and FIR MACs
@@ -138,6 +154,7 @@ struct Analysis {
   int64_t path_wait_cycles = 0;       // of the total, cycles the path spent waiting (gaps)
 
   EnergyBreakdown energy;
+  HostShare host;
 
   double peak_macs_per_cycle() const { return double(macs_per_cycle_per_core) * double(std::max<size_t>(cores.size(), 1)); }
   double seconds() const { return clock_ghz > 0 ? double(total_cycles) / (clock_ghz * 1e9) : 0.0; }

@@ -1,4 +1,5 @@
 // Chrome Trace Event JSON (traceview --chrome).
+#include <algorithm>
 #include <charconv>
 
 #include "isa/line_syntax.hpp"
@@ -65,6 +66,39 @@ std::string format_chrome_trace(const trace::Trace& t, const Analysis& a, bool v
     }
     append_meta(out, "thread_name", l.core, int64_t(l.queue), "name", std::string(isa::queue_name(l.queue)), true);
     append_meta(out, "thread_sort_index", l.core, int64_t(l.queue), "sort_index", std::to_string(int(l.queue)), false);
+  }
+
+  // The host, a process after the cores: one event per host step, while it computes.
+  int64_t host_pid = 0;
+  for (const Lane& l : a.lanes) host_pid = std::max<int64_t>(host_pid, l.core + 1);
+  if (!a.host.runs.empty()) {
+    append_meta(out, "process_name", host_pid, 0, "name", "host", true);
+    append_meta(out, "process_sort_index", host_pid, 0, "sort_index", std::to_string(host_pid), false);
+    append_meta(out, "thread_name", host_pid, 0, "name", "host steps", true);
+  }
+  for (const HostStepRun& r : a.host.runs) {
+    out += "{\"name\": \"host step ";
+    append_num(out, r.tag);
+    out += "\", \"cat\": \"host\", \"ph\": \"X\", \"ts\": ";
+    append_us(out, r.start, cycles_per_us);
+    out += ", \"dur\": ";
+    append_us(out, r.end - r.start, cycles_per_us);
+    out += ", \"pid\": ";
+    append_num(out, host_pid);
+    out += ", \"tid\": 0, \"args\": {\"host_step\": ";
+    append_num(out, r.tag);
+    out += ", \"start\": ";
+    append_num(out, r.start);
+    out += ", \"end\": ";
+    append_num(out, r.end);
+    out += ", \"cycles\": ";
+    append_num(out, r.cycles);
+    out += ", \"ops\": ";
+    append_num(out, r.ops);
+    out += ", \"bytes\": ";
+    append_num(out, r.bytes);
+    out += "}}";
+    out += t.size() > 0 ? ",\n" : "\n";
   }
 
   for (size_t i = 0; i < t.size(); ++i) {

@@ -207,6 +207,11 @@ std::string format_html(const trace::Trace& t, const Analysis& a, const HtmlOpti
   meta.set("has_params", with_params);
   meta.set("param_limit", int64_t(o.param_limit));
   meta.set("has_energy", a.energy.available);
+  // The host's share (host steps: ct_hs / ct_hw round trips).
+  meta.set("host_steps", a.host.steps);
+  meta.set("host_cycles", a.host.cycles);
+  meta.set("host_wait_cycles", a.host.wait_cycles);
+  meta.set("host_path_cycles", a.host.path_cycles);
   Json queues = Json::array(), colors = Json::array();
   for (int q = 0; q < isa::kQueueCount; ++q) {
     queues.push(isa::queue_name(isa::Queue(q)));

@@ -37,6 +37,12 @@ std::string format_summary(const Analysis& a, const std::string& trace_name, siz
   out += strf("DRAM          read %" PRId64 " bytes, written %" PRId64 " bytes (%s)\n", a.dram_read, a.dram_write,
               source_note(a, a.trace_has_bytes).c_str());
 
+  if (a.host.steps > 0)
+    out += strf("host          %" PRId64 " step%s, %" PRId64 " host cycles (%s of the run); chips waiting on it %" PRId64
+                " cycles, %" PRId64 " on the critical path (%s)\n",
+                a.host.steps, a.host.steps == 1 ? "" : "s", a.host.cycles, pct(double(a.host.cycles), total).c_str(),
+                a.host.wait_cycles, a.host.path_cycles, pct(double(a.host.path_cycles), total).c_str());
+
   // ---- Instruction classes.
   out += "\ninstructions by class\n";
   {

@@ -265,11 +265,11 @@ TEST_CASE("host layers at the end run on the interpreter: the graph output bit f
   }
 }
 
-// What the chain cannot do is refused before the run, naming the layers:
-// an accelerator layer reading a host result other than a reshape (irgen
-// reads through host layers), and a host layer reading an accelerator
-// output the program keeps in L2 only.
-TEST_CASE("host layers the chain cannot serve are refused, naming the layers") {
+// Accelerator layers reading host results other than reshapes run since
+// host steps (the program's round trip through the host), checked against
+// the goldens; a host layer reading an accelerator output the program keeps
+// in L2 only is refused before the run, naming the layers.
+TEST_CASE("host layers between accelerator layers run; a host input the program never stores is refused") {
   const auto& a = arch_named("zebu-1core");
   auto compile = [&](testing::OnnxBuilder& b, const std::string& tag) -> const Compiled& {
     std::string path = testing::temp_dir("func_host_" + tag) + "/" + tag + ".onnx";
@@ -282,13 +282,14 @@ TEST_CASE("host layers the chain cannot serve are refused, naming the layers") {
       func::Options o;
       o.fir_file = "m.fir.json";
       o.sir_file = "m.sir.json";
+      o.golden_dir = c.dir;
       func::run(b.program, b.timing, a, c.graph, b.sir, func::directory_npy_loader(c.dir), {c.input}, o);
     } catch (const Error& e) {
       return {e.code(), e.what()};
     }
     return {0, ""};
   };
-  {  // conv -> softmax (host) -> conv: the second convolution would read the first one's output
+  {  // conv -> softmax (host) -> conv: a host step between the convolutions
     testing::OnnxBuilder b;
     b.input("x", {1, 3, 8, 8}).output("y", {1, 4, 8, 8});
     b.random_init("w1", {4, 3, 3, 3}).random_init("b1", {4}).random_init("w2", {4, 4, 3, 3}).random_init("b2", {4});
@@ -297,9 +298,7 @@ TEST_CASE("host layers the chain cannot serve are refused, naming the layers") {
     testing::OnnxBuilder::attr(b.node("Conv", {"s", "w2", "b2"}, {"y"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
     auto [code, msg] = error_of(compile(b, "host_middle"));
     INFO(msg);
-    CHECK(code == kExitInvalidInput);
-    CHECK(msg.find("m.fir.json: layer '") == 0);
-    CHECK(msg.find("reads the result of host layer 'Softmax_1_1' (softmax)") != std::string::npos);
+    CHECK(code == 0);
   }
   {  // an int8 transpose on the host before the output's dequantization on the accelerator
     testing::OnnxBuilder b;
@@ -312,8 +311,7 @@ TEST_CASE("host layers the chain cannot serve are refused, naming the layers") {
     testing::OnnxBuilder::attr(b.node("Transpose", {"c"}, {"t"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
     auto [code, msg] = error_of(compile(b, "host_transpose"));
     INFO(msg);
-    CHECK(code == kExitInvalidInput);
-    CHECK(msg.find("reads the result of host layer 'Transpose_4' (transpose)") != std::string::npos);
+    CHECK(code == 0);
   }
   {  // a Scheduler IR without the store of the dense the host reads
     const Compiled& c = softmax_model(1);
@@ -332,8 +330,9 @@ TEST_CASE("host layers the chain cannot serve are refused, naming the layers") {
     } catch (const Error& e) {
       INFO(std::string(e.what()));
       CHECK(e.code() == kExitInvalidInput);
-      CHECK(std::string(e.what()).find("m.sir.json: layer '" + dense + "' feeds host layer '" + dense +
-                                       "_reshape_output0' (reshape), but the program never stores it to DRAM") == 0);
+      // The reshape after the dense is read through: the softmax behind it reads the dense.
+      CHECK(std::string(e.what()).find("m.sir.json: layer '" + dense + "' feeds host layer '") == 0);
+      CHECK(std::string(e.what()).find("(softmax), but the program never stores it to DRAM") != std::string::npos);
     }
   }
 }

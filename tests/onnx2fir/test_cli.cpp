@@ -220,3 +220,25 @@ TEST_CASE("--batch N on a TFLite model: re-batched, or refused naming the operat
                    "cannot be re-batched: --batch 2 cannot be applied") != std::string::npos);
   CHECK_FALSE(fs::exists(dir + "/t.fir.json"));
 }
+
+TEST_CASE("--report lists what runs where and why: host steps, their layers with the reason, reshapes read through") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_host_report");
+  OnnxBuilder b;
+  b.input("x", {1, 4, 6, 6}).output("y", {1, 4, 6, 6});
+  b.random_init("w1", {4, 4, 3, 3}).random_init("b1", {4}).random_init("w2", {4, 4, 3, 3}).random_init("b2", {4});
+  OnnxBuilder::attr(b.node("Conv", {"x", "w1", "b1"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  OnnxBuilder::attr(b.node("Softmax", {"c"}, {"s"}), "axis", int64_t{1});
+  OnnxBuilder::attr(b.node("Conv", {"s", "w2", "b2"}, {"y"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+  std::string model = write_model(dir, "m.onnx", b);
+  auto r = cct::testing::run_tool("onnx2fir", model + " -o " + dir + "/m.fir.json --calib-random 2 --report --quiet");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  INFO(r.err);
+  CHECK(r.err.find("on the accelerator: 4 layer(s); on the host: 1 step(s) of 1 layer(s)\n") != std::string::npos);
+  CHECK(r.err.find("host step 0 (") != std::string::npos);
+  CHECK(r.err.find("; reads Conv_0):\n") != std::string::npos);
+  CHECK(r.err.find("  Softmax_1_1 (softmax): softmax (exponent and division over a whole axis") != std::string::npos);
+  // The classifier's flatten is a reshape the chip reads through.
+  r = cct::testing::run_tool("onnx2fir", write_model(dir, "t.onnx", tiny()) + " -o " + dir + "/t.fir.json --calib-random 2 --report --quiet");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  CHECK(r.err.find("on the host: 0 step(s) of 0 layer(s)") != std::string::npos);
+}

@@ -3,8 +3,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <sstream>
 
+#include "fir/host.hpp"
 #include "frontend/pipeline.hpp"
 #include "interp/parallel.hpp"
 #include "support/cli.hpp"
@@ -49,6 +51,40 @@ std::string fmt(double v) {
 }
 
 }  // namespace
+
+// What runs where and why: the FIR's device "cpu" layers, as the chain
+// will run them (fir::host_plan): host steps, in program order, each layer
+// with the reason it is not on the chip; reshapes the chip reads through.
+static std::string host_report(const frontend::CompileResult& res) {
+  const fir::Graph g = fir::parse_fir(res.fir_text, "FIR", {false, false});  // validated when written
+  const fir::HostPlan plan = fir::host_plan(g, "FIR");
+  std::map<std::string, std::string> why;
+  for (const auto& c : res.cpu_fallbacks)
+    if (auto k = c.find(": "); k != std::string::npos) why[c.substr(0, k)] = c.substr(k + 2);
+  int64_t npu = 0, cpu = 0;
+  for (const auto& l : g.layers()) (l.device == fir::Device::Npu ? npu : cpu) += 1;
+  std::ostringstream out;
+  out << "on the accelerator: " << npu << " layer(s); on the host: " << plan.steps.size() << " step(s) of "
+      << cpu - int64_t(plan.pass.size()) << " layer(s)";
+  if (!plan.pass.empty()) out << ", " << plan.pass.size() << " reshape(s) the accelerator reads through";
+  out << "\n";
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    const auto& st = plan.steps[k];
+    out << "host step " << k << " (" << st.ops << " element operations; reads";
+    for (const auto& in : st.inputs) out << " " << in;
+    out << "):\n";
+    for (const fir::Layer* l : st.layers) {
+      auto it = why.find(l->name);
+      std::string reason = it != why.end() ? it->second
+                           : l->op == fir::Op::Reshape ? "reshape of a host layer's result (stays on the host)"
+                                                       : "device cpu in the FIR";
+      out << "  " << l->name << " (" << fir::op_name(l->op) << "): " << reason << "\n";
+    }
+  }
+  for (const auto& [name, _] : plan.pass)
+    out << "read through: " << name << " (reshape of accelerator data: the chip reads its input as it is stored)\n";
+  return out.str();
+}
 
 int main(int argc, char** argv) {
   cli::ToolInfo info{
@@ -178,6 +214,7 @@ int main(int argc, char** argv) {
               << " calibration inputs): " << fmt(res.output_cosine) << ", euclidean " << fmt(res.output_euclidean)
               << ", max error " << fmt(res.output_max_error) << (low ? "  LOW" : "") << "\n";
           rep << flagged << " layer(s) under cosine 0.9 or euclidean 0.5\n";
+          rep << host_report(res);
           if (!res.float16_losses.empty()) {
             rep << res.float16_losses.size()
                 << " float16 tensor(s) cannot hold their values (float16: 6.0e-08 to 65504); compared above before "

@@ -1,0 +1,130 @@
+#include "fir/host.hpp"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <set>
+
+#include "support/error.hpp"
+
+namespace cct::fir {
+
+namespace {
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+}  // namespace
+
+int64_t host_ops(const Layer& l) {
+  int64_t ops = 0;
+  for (const auto& s : l.input_shape) ops += numel(s);
+  for (const auto& s : l.output_shape) ops += numel(s);
+  if (l.op == Op::MatMul || l.op == Op::Dense) ops += macs(l);
+  return ops;
+}
+
+std::string resolve_through(const Graph& g, const HostPlan& plan, const std::string& name) {
+  std::string cur = name;
+  for (int depth = 0; depth < 1024 && plan.is_pass_through(cur); ++depth) {
+    const Layer* l = g.find(cur);
+    std::string next;
+    for (const auto& p : l->previous_layer)
+      if (!is_constant_name(p)) {
+        next = p;
+        break;
+      }
+    if (next.empty()) break;
+    cur = next;
+  }
+  return cur;
+}
+
+HostPlan host_plan(const Graph& g, const std::string& file) {
+  HostPlan plan;
+  const auto order = g.in_index_order();
+  auto first_input = [](const Layer& l) -> std::string {
+    for (const auto& p : l.previous_layer)
+      if (!is_constant_name(p)) return p;
+    return {};
+  };
+  std::vector<const Layer*> host;
+  for (const Layer* l : order) {
+    if (l->device != Device::Cpu) continue;
+    if (l->op == Op::Reshape) {
+      const std::string in = first_input(*l);
+      const Layer* p = g.find(in);
+      if (is_graph_input_name(in) || (p && (p->device == Device::Npu || plan.pass.count(in)))) {
+        plan.pass[l->name] = true;
+        continue;
+      }
+    }
+    host.push_back(l);
+  }
+  // Steps: connected groups of host layers (union-find over cpu-to-cpu edges).
+  std::map<std::string, std::string> parent;
+  for (const Layer* l : host) parent[l->name] = l->name;
+  std::function<std::string(const std::string&)> root = [&](const std::string& x) {
+    std::string r = x;
+    while (parent[r] != r) r = parent[r];
+    return r;
+  };
+  for (const Layer* l : host)
+    for (const auto& p : l->previous_layer)
+      if (parent.count(p)) {
+        std::string a = root(p), b = root(l->name);
+        if (a != b) parent[std::max(a, b)] = std::min(a, b);
+      }
+  std::map<std::string, int> step_of_root;
+  for (const Layer* l : host) {
+    std::string r = root(l->name);
+    auto [it, fresh] = step_of_root.try_emplace(r, int(plan.steps.size()));
+    if (fresh) plan.steps.emplace_back();
+    plan.steps[size_t(it->second)].layers.push_back(l);
+    plan.step_of[l->name] = it->second;
+  }
+  for (size_t k = 0; k < plan.steps.size(); ++k) {
+    HostStep& st = plan.steps[k];
+    std::set<std::string> seen;
+    for (const Layer* l : st.layers) {
+      st.ops += host_ops(*l);
+      for (const auto& p : l->previous_layer) {
+        if (is_constant_name(p) || plan.step(p) == int(k)) continue;
+        std::string src = resolve_through(g, plan, p);
+        if (seen.insert(src).second) st.inputs.push_back(src);
+      }
+      bool result = false;
+      for (const auto& n : l->next_layer) result = result || is_graph_output_name(n) || plan.step(n) != int(k);
+      if (result) st.results.push_back(l);
+    }
+    std::sort(st.inputs.begin(), st.inputs.end(), [&](const std::string& a, const std::string& b) {
+      const Layer* x = g.find(a);
+      const Layer* y = g.find(b);
+      int64_t ia = x ? x->layer_index : -1, ib = y ? y->layer_index : -1;
+      return ia != ib ? ia < ib : a < b;
+    });
+    // A step that feeds itself through the accelerator cannot run as one step.
+    std::set<std::string> visited;
+    std::vector<std::string> stack(st.inputs.begin(), st.inputs.end());
+    while (!stack.empty()) {
+      std::string x = stack.back();
+      stack.pop_back();
+      if (!visited.insert(x).second) continue;
+      if (plan.step(x) == int(k))
+        throw Error(kExitInvalidInput,
+                    at_pointer(file, "/" + st.layers[0]->name,
+                               "host layers " + st.layers.front()->name + " .. " + st.layers.back()->name +
+                                   " form one host step, but part of it reads another part's result through "
+                                   "accelerator layers (" + x + ")"));
+      if (const Layer* l = g.find(x))
+        for (const auto& p : l->previous_layer)
+          if (!is_constant_name(p) && !is_graph_input_name(p)) stack.push_back(p);
+    }
+  }
+  return plan;
+}
+
+}  // namespace cct::fir

@@ -1,0 +1,331 @@
+// Host steps end to end: a network with layers the chip cannot run (softmax
+// over channels) between accelerator layers and at its end. The chain stores
+// their inputs, signals the host (ct_hs), waits for it (ct_hw) and loads its
+// results; zebusim's functional run computes them with the reference
+// interpreter at their place in the program, bit for bit; the timing model,
+// gemini and traceview charge and show the host at the architecture's rates.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "../frontend/onnx_builder.hpp"
+#include "../testing/testing.hpp"
+#include "asm/asm.hpp"
+#include "func_test_util.hpp"
+#include "gemini/cost.hpp"
+#include "gemini/network.hpp"
+#include "gemini/plan.hpp"
+#include "gemini/search.hpp"
+#include "irgen/irgen.hpp"
+#include "sim/sim.hpp"
+#include "support/error.hpp"
+#include "timing/timing.hpp"
+#include "traceview/analysis.hpp"
+#include "traceview/views.hpp"
+
+using namespace cct;
+using cct::testing::OnnxBuilder;
+using func_test::Built;
+using func_test::Compiled;
+
+namespace {
+
+void conv(OnnxBuilder& b, const std::string& x, const std::string& out, int64_t c, int64_t k, int64_t ks, uint64_t seed) {
+  b.random_init(out + "_w", {k, c, ks, ks}, 0.5f, seed).random_init(out + "_b", {k}, 0.2f, seed);
+  auto& n = b.node("Conv", {x, out + "_w", out + "_b"}, {out});
+  int64_t p = ks / 2;
+  OnnxBuilder::attr(n, "pads", std::vector<int64_t>{p, p, p, p});
+}
+
+// conv -> softmax over channels (host) -> conv -> relu -> conv -> softmax (host, the graph output).
+const Compiled& host_model(int batch) {
+  static const std::string path = [] {
+    OnnxBuilder b(13);
+    b.input("x", {-1, 8, 6, 6}).output("y", {-1, 8, 6, 6});
+    conv(b, "x", "c1", 8, 8, 3, 21);
+    OnnxBuilder::attr(b.node("Softmax", {"c1"}, {"s1"}), "axis", int64_t{1});
+    conv(b, "s1", "c2", 8, 8, 3, 22);
+    b.node("Relu", {"c2"}, {"r2"});
+    conv(b, "r2", "c3", 8, 8, 1, 23);
+    OnnxBuilder::attr(b.node("Softmax", {"c3"}, {"y"}), "axis", int64_t{1});
+    std::string p = testing::temp_dir("func_host_models") + "/host.onnx";
+    testing::write_file(p, b.bytes());
+    return p;
+  }();
+  return func_test::compile_model(path, batch, "host");
+}
+
+const arch::Architecture& arch_named(const std::string& name) {
+  static std::map<std::string, arch::Architecture> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) it = cache.emplace(name, arch::load_architecture(name)).first;
+  return it->second;
+}
+
+std::vector<std::string> host_layer_names(const fir::Graph& g) {
+  std::vector<std::string> v;
+  for (const auto& l : g.layers())
+    if (l.device == fir::Device::Cpu) v.push_back(l.name);
+  return v;
+}
+
+// Per host step (TAG): the last ct_hs end, the first ct_hw end, the host's cycles.
+struct StepTimes {
+  int64_t signalled = -1, done = -1, cycles = 0;
+  int signals = 0, waits = 0;
+};
+std::map<int64_t, StepTimes> step_times(const isa::Program& p, const std::vector<trace::Timing>& t,
+                                        const arch::Architecture& a) {
+  std::map<int64_t, StepTimes> s;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const auto& in = p.instructions[i];
+    if (in.op() == isa::Opcode::ct_hs) {
+      auto& x = s[in.get(isa::Param::TAG)];
+      x.signalled = std::max(x.signalled, t[i].end), ++x.signals;
+    } else if (in.op() == isa::Opcode::ct_hw) {
+      auto& x = s[in.get(isa::Param::TAG)];
+      x.done = x.done < 0 ? t[i].end : std::min(x.done, t[i].end), ++x.waits;
+      x.cycles = timing::host_cycles(a, in.get(isa::Param::HOPS), in.get(isa::Param::HBYTES));
+    }
+  }
+  return s;
+}
+
+int64_t end_of(const std::vector<trace::Timing>& t) {
+  int64_t e = 0;
+  for (const auto& x : t) e = std::max(e, x.end);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("host layers between accelerator layers run as a round trip, bit for bit, on both architectures") {
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = host_model(batch);
+    const auto hosts = host_layer_names(c.graph);
+    REQUIRE(hosts.size() == 2);
+    struct Case {
+      const char* arch;
+      bool pipelined;
+    };
+    for (Case k : {Case{"zebu-1core", false}, Case{"chip-64tops", false}, Case{"chip-64tops", true}}) {
+      CAPTURE(k.arch);
+      CAPTURE(k.pipelined);
+      const auto& a = arch_named(k.arch);
+      auto m = k.pipelined ? func_test::pipeline(c.graph, k.arch, a.core_count(), batch > 1 ? 2 : 1)
+                           : func_test::single_core(c.graph, k.arch);
+      Built b = func_test::build(c, m, a, testing::temp_dir("func_host"));
+      CHECK(irgen::check(b.sir, a, &c.graph, "s.json").empty());
+      auto report = assembler::check(b.program, a, "p.asm");
+      CHECK_MESSAGE(report.ok(), report.text("p.asm"));
+
+      // The round trip in the trace: the host starts once every signal of its
+      // step ended and takes its cycles; the results are loaded after.
+      auto steps = step_times(b.program, b.timing, a);
+      REQUIRE(steps.size() == 2);
+      for (const auto& [tag, s] : steps) {
+        CAPTURE(tag);
+        CHECK(s.signals > 0);
+        CHECK(s.waits > 0);
+        CHECK(s.cycles >= int64_t(a.timing.host_latency_cycles));
+        CHECK(s.done >= s.signalled + s.cycles);
+      }
+      const int64_t mid_done = steps.begin()->second.done;
+      bool loaded_after = false, stored_before = false;
+      for (size_t i = 0; i < b.program.size(); ++i) {
+        const auto op = b.program.instructions[i].op();
+        loaded_after = loaded_after || (op == isa::Opcode::lda_mov && b.timing[i].start >= mid_done);
+        stored_before = stored_before || (op == isa::Opcode::sta_mov && b.timing[i].end <= steps.begin()->second.signalled);
+      }
+      CHECK(loaded_after);
+      CHECK(stored_before);
+
+      // Functional run: the host layers by the reference interpreter at their
+      // place, every accelerator layer and host layer against its golden.
+      func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+      auto want = func_test::interpret(c);
+      REQUIRE(r.outputs.size() == want.size());
+      for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
+      CHECK(r.host_layers == hosts);
+      CHECK(r.host_layers_checked == int64_t(hosts.size()));
+    }
+  }
+}
+
+TEST_CASE("the host's cost follows the architecture's keys in zebusim, traceview and gemini") {
+  const Compiled& c = host_model(1);
+  const auto& a = arch_named("zebu-1core");
+  Built b = func_test::build(c, func_test::single_core(c.graph, a.name), a, testing::temp_dir("func_host_cost"));
+  const int64_t base = end_of(b.timing);
+
+  // A host 16 times slower at computing, then one with a longer round trip:
+  // the run grows by what the steps' cycles grow (the host is on the path).
+  arch::Architecture slow = a;
+  slow.timing.host_ops_per_cycle /= 16;
+  arch::Architecture late = a;
+  late.timing.host_latency_cycles += 100000;
+  auto steps = step_times(b.program, b.timing, a);
+  int64_t grow_slow = 0, grow_late = 0;
+  for (const auto& [tag, s] : step_times(b.program, b.timing, slow)) grow_slow += s.cycles - steps.at(tag).cycles;
+  for (const auto& [tag, s] : step_times(b.program, b.timing, late)) grow_late += s.cycles - steps.at(tag).cycles;
+  REQUIRE(grow_slow > 0);
+  CHECK(grow_late == 2 * 100000);
+  const int64_t t_slow = end_of(func_test::retime(b.program, slow));
+  const int64_t t_late = end_of(func_test::retime(b.program, late));
+  CHECK(t_slow - base == grow_slow);
+  CHECK(t_late - base == grow_late);
+
+  // traceview: the host's share, in the summary and as a Perfetto track.
+  trace::Trace t{b.program, b.timing};
+  traceview::Options o;
+  o.arch = &a;
+  o.fir = &c.graph;
+  traceview::Analysis an = traceview::analyze(t, o);
+  CHECK(an.host.steps == 2);
+  int64_t host_cycles = 0;
+  for (const auto& [tag, s] : steps) host_cycles += s.cycles;
+  CHECK(an.host.cycles == host_cycles);
+  CHECK(an.host.wait_cycles > 0);
+  CHECK(an.host.path_cycles > 0);
+  CHECK(an.host.path_cycles <= an.host.cycles);
+  REQUIRE(an.host.runs.size() == 2);
+  for (const auto& run : an.host.runs) CHECK(run.end - run.start == run.cycles);
+  const std::string summary = traceview::format_summary(an, "t", 10);
+  CHECK(summary.find("host          2 steps") != std::string::npos);
+  const std::string chrome = traceview::format_chrome_trace(t, an, true, "t", "t.json");
+  CHECK(chrome.find("\"cat\": \"host\"") != std::string::npos);
+
+  // gemini prices the same steps with the same model: a slower host costs
+  // its plan what it costs zebusim.
+  gemini::Network net = gemini::build_network(c.graph, a, c.fir_path);
+  REQUIRE(net.host_steps.size() == 2);
+  gemini::CostModel fast_model(net, a), slow_model(net, slow);
+  gemini::SearchOptions so;
+  so.effort = 1;
+  gemini::Plan plan = gemini::search(fast_model, so).plan;
+  const int64_t g_fast = fast_model.evaluate(plan, false).cycles, g_slow = slow_model.evaluate(plan, false).cycles;
+  CHECK(g_slow - g_fast == grow_slow);
+  // And its estimate of the whole run is zebusim's, roughly.
+  Built gb = func_test::build(c, gemini::to_mapping(plan, net, a), a, testing::temp_dir("func_host_gemini"));
+  CHECK(double(g_fast) == doctest::Approx(double(end_of(gb.timing))).epsilon(0.1));
+}
+
+TEST_CASE("the check modes accept the host syncs and refuse malformed ones") {
+  const Compiled& c = host_model(2);
+  const auto& a = arch_named("chip-64tops");
+  Built b = func_test::build(c, func_test::pipeline(c.graph, "chip-64tops", a.core_count(), 2), a,
+                             testing::temp_dir("func_host_checks"));
+  auto refused = [&](const isa::Program& p, const std::string& needle) {
+    auto report = assembler::check(p, a, "p.asm");
+    CHECK_MESSAGE(!report.ok(), "asm --check accepted it");
+    CHECK_MESSAGE(report.text("p.asm").find(needle) != std::string::npos, report.text("p.asm"));
+    sim::Options o;
+    o.file = "p.asm";
+    CHECK_THROWS_AS(sim::simulate(p, a, o), Error);
+  };
+  REQUIRE(assembler::check(b.program, a, "p.asm").ok());
+  std::vector<size_t> hs, hw;
+  for (size_t i = 0; i < b.program.size(); ++i) {
+    if (b.program.instructions[i].op() == isa::Opcode::ct_hs) hs.push_back(i);
+    if (b.program.instructions[i].op() == isa::Opcode::ct_hw) hw.push_back(i);
+  }
+  REQUIRE(!hs.empty());
+  REQUIRE(!hw.empty());
+  const int64_t tag = b.program.instructions[hs[0]].get(isa::Param::TAG);
+  SUBCASE("a step that nothing waits for") {
+    isa::Program p = b.program;
+    for (size_t i : hw)
+      if (p.instructions[i].get(isa::Param::TAG) == tag) p.instructions[i].set(isa::Param::TAG, 9999);
+    refused(p, "has no ct_hw");
+  }
+  SUBCASE("a wait for a step whose signal never comes") {
+    // One ct_hs of the step moved to another TAG: that one has no ct_hw.
+    isa::Program p = b.program;
+    p.instructions[hs[0]].set(isa::Param::TAG, 9998);
+    refused(p, "has no ct_hw");
+  }
+  SUBCASE("a load of a host result that does not wait for the host") {
+    // The token from a ct_hw to the load after it on its core dropped on
+    // both ends: the tokens still balance, so asm --check and the timing run
+    // accept it; the functional run refuses it, naming the load.
+    isa::Program p = b.program;
+    auto drop = [](isa::QueueList& l, isa::Queue q) {
+      isa::QueueList out;
+      bool done = false;
+      for (isa::Queue x : l)
+        if (x == q && !done) done = true;
+        else out.push_back(x);
+      l = out;
+      return done;
+    };
+    bool cut = false;
+    for (size_t i : hw) {
+      auto& w = p.instructions[i];
+      if (std::find(w.next.begin(), w.next.end(), isa::Queue::LD) == w.next.end()) continue;
+      for (size_t j = i + 1; j < p.size() && !cut; ++j) {
+        auto& ld = p.instructions[j];
+        if (ld.mapping.core != w.mapping.core || ld.op() != isa::Opcode::lda_mov) continue;
+        REQUIRE(drop(ld.prev, isa::Queue::CT));
+        REQUIRE(drop(w.next, isa::Queue::LD));
+        cut = true;
+      }
+      if (cut) break;
+    }
+    REQUIRE(cut);
+    CHECK(assembler::check(p, a, "p.asm").ok());
+    auto timing = func_test::retime(p, a);
+    try {
+      func::Options o;
+      o.program_file = "p.asm";
+      func::run(p, timing, a, c.graph, b.sir, func::directory_npy_loader(c.dir), {c.input}, o);
+      FAIL("the functional run accepted a load that does not wait for the host");
+    } catch (const Error& e) {
+      CHECK(e.code() == kExitInvalidInput);
+      CHECK_MESSAGE(std::string(e.what()).find("does not wait for a ct_hw") != std::string::npos, e.what());
+    }
+  }
+  SUBCASE("waits that disagree on the step's work") {
+    isa::Program p = b.program;
+    size_t n = 0;
+    for (size_t i : hw)
+      if (p.instructions[i].get(isa::Param::TAG) == tag && ++n == 2) p.instructions[i].set(isa::Param::HOPS, 1);
+    if (n < 2) {  // one wait only: a negative amount of work instead
+      for (size_t i : hw)
+        if (p.instructions[i].get(isa::Param::TAG) == tag) p.instructions[i].set(isa::Param::HBYTES, -1);
+      refused(p, "must not be negative");
+    } else {
+      refused(p, "other HOPS/HBYTES");
+    }
+  }
+}
+
+TEST_CASE("gemini ends a segment at a host step, so that its mappings build and run (chip-64tops, batch 4)") {
+  // A segment holding both the stores a step reads and the loads of its
+  // results waits on itself (the step runs once for the whole batch): the
+  // pipelined batch groups of such a mapping deadlocked.
+  const Compiled& c = host_model(4);
+  const auto& a = arch_named("chip-64tops");
+  gemini::Network net = gemini::build_network(c.graph, a, c.fir_path);
+  gemini::CostModel model(net, a);
+  gemini::SearchOptions so;
+  so.effort = 1;
+  gemini::Plan plan = gemini::search(model, so).plan;
+  for (const auto& seg : plan.segments) {
+    std::set<int> in;
+    for (const auto& lp : seg.layers) in.insert(lp.layer);
+    for (const auto& lp : seg.layers)
+      for (const auto& x : net.layers[size_t(lp.layer)].inputs)
+        if (x.host_step >= 0)
+          for (int li : net.host_steps[size_t(x.host_step)].inputs) CHECK(in.count(li) == 0);
+  }
+  Built b = func_test::build(c, gemini::to_mapping(plan, net, a), a, testing::temp_dir("func_host_gemini4"));
+  auto report = assembler::check(b.program, a, "p.asm");
+  CHECK_MESSAGE(report.ok(), report.text("p.asm"));
+  func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+  auto want = func_test::interpret(c);
+  REQUIRE(r.outputs.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
+}
