@@ -604,33 +604,10 @@ class Searcher {
     t0_ = Clock::now();
     SearchResult res;
     if (C_ == 1) {
-      // One layer per segment. A segment whose workload's own inputs and
-      // output do not fit L2 (what irgen cannot relieve by sending tensors
-      // kept for later segments through DRAM) takes its batch in more
-      // groups, and so do the segments before it whose outputs it reads
-      // (their batch groups then die one by one), widening back until that
-      // overflow goes or no batch-group count is left.
+      // One layer per segment, split where one workload's own data does
+      // not fit L2 (relieve()).
       res.plan = single_core_plan(net_);
-      PlanCost cost = model_.evaluate(res.plan, false);
-      constexpr int kMaxWiden = 16;
-      while (cost.own_overflow > 0 && cost.own_overflow_segment >= 0) {
-        const int s = cost.own_overflow_segment;
-        bool better = false;
-        for (int lo = s; lo >= std::max(0, s - kMaxWiden) && !better; --lo) {
-          Plan p = res.plan;
-          bool raised = false;
-          for (int k = lo; k <= s; ++k) {
-            SegmentPlan& sp = p.segments[size_t(k)];
-            auto next = std::upper_bound(groups_.begin(), groups_.end(), sp.batch_groups);
-            if (next != groups_.end()) sp.batch_groups = *next, raised = true;
-          }
-          if (!raised) continue;
-          PlanCost c = model_.evaluate(p, false);
-          if (c.own_overflow_segment != s || c.own_overflow < cost.own_overflow)
-            res.plan = std::move(p), cost = c, better = true;
-        }
-        if (!better) break;
-      }
+      relieve(res.plan);
     } else {
       res.plan.segments = segment_dp();
       const Plan segmented = res.plan;
@@ -685,6 +662,7 @@ class Searcher {
         if (v >= best_v) break;
         best_v = v;
       }
+      relieve(res.plan);
     }
     res.cost = model_.evaluate(res.plan, true);
     if (opt_.progress) opt_.progress(1.0);
@@ -692,6 +670,47 @@ class Searcher {
     stats_.work = model_.work();
     res.stats = stats_;
     return res;
+  }
+
+  // What irgen cannot relieve by spilling tensors kept for later segments
+  // (irgen/spill.hpp) -- one workload's own inputs and output over L2 --
+  // is split: the segment where it happens takes its batch in more groups,
+  // and so do the segments before it whose outputs it reads (their groups
+  // then die one by one); when the batch is used up, its rows in more
+  // stripes (segments whose layers are not cut along h). Widening back from
+  // that segment until the overflow goes or moves on, segment after segment.
+  void relieve(Plan& plan) {
+    PlanCost cost = model_.evaluate(plan, false);
+    constexpr int kMaxWiden = 16;
+    auto raise = [&](SegmentPlan& sp) {
+      auto next = std::upper_bound(groups_.begin(), groups_.end(), sp.batch_groups);
+      if (next != groups_.end()) {
+        sp.batch_groups = *next;
+        return true;
+      }
+      int64_t rows = 1;
+      for (const auto& lp : sp.layers) {
+        if (lp.part.h != 1) return false;
+        rows = std::max(rows, net_.layers[size_t(lp.layer)].out[2]);
+      }
+      if (sp.row_groups * 2 > rows) return false;
+      sp.row_groups *= 2;
+      return true;
+    };
+    while (cost.own_overflow > 0 && cost.own_overflow_segment >= 0) {
+      const int s = cost.own_overflow_segment;
+      bool better = false;
+      for (int lo = s; lo >= std::max(0, s - kMaxWiden) && !better; --lo) {
+        Plan p = plan;
+        bool raised = false;
+        for (int k = lo; k <= s; ++k) raised = raise(p.segments[size_t(k)]) || raised;
+        if (!raised) continue;
+        PlanCost c = model_.evaluate(p, false);
+        if (c.own_overflow_segment != s || c.own_overflow < cost.own_overflow)
+          plan = std::move(p), cost = c, better = true;
+      }
+      if (!better) break;
+    }
   }
 
   mapping::Partition baseline_partition(int layer, int64_t n) { return best_partition(layer, n, 1); }
@@ -786,6 +805,12 @@ std::vector<Plan> batch_split_plans(const CostModel& model) {
     }
   }
   return out;
+}
+
+void relieve(const CostModel& model, Plan& plan) {
+  SearchOptions o;
+  Searcher s(model, o);
+  s.relieve(plan);
 }
 
 SegmentPlan initial_segment(const CostModel& model, int first, int last, int64_t batch_groups) {

@@ -75,4 +75,10 @@ SegmentPlan initial_segment(const CostModel& model, int first, int last, int64_t
 // Every layer on core 0, one layer per segment, in order (single-core chips).
 Plan single_core_plan(const Network& net);
 
+// Splits what irgen could not build by spilling (one workload's own inputs
+// and output over a core's L2): more batch groups, then row stripes, for the
+// segment where it happens and the segments before it that it reads. The
+// search does this to its result; --baseline sequential to the baseline.
+void relieve(const CostModel& model, Plan& plan);
+
 }  // namespace cct::gemini

@@ -13,6 +13,7 @@
 #include "gemini/plan.hpp"
 #include "gemini/report.hpp"
 #include "gemini/search.hpp"
+#include "irgen/irgen.hpp"
 #include "mapping/mapping.hpp"
 #include "mapping/mapping_fir.hpp"
 #include "support/cli.hpp"
@@ -172,6 +173,7 @@ int main(int argc, char** argv) {
         }
         if (r.count("baseline")) {
           plan = arch.core_count() == 1 ? gemini::single_core_plan(net) : gemini::sequential_plan(model, objective);
+          gemini::relieve(model, plan);  // split what irgen could not build
           cost = model.evaluate(plan, true);
         } else {
           gemini::SearchOptions so;
@@ -215,9 +217,17 @@ int main(int argc, char** argv) {
                                            std::to_string(arch.core.wl0_bytes() / 2) + " bytes of " + arch.name +
                                            "): irgen cannot compute the layer"));
         }
-        if (!cost.feasible())
-          cli::warn("the mapping does not fit the cores' L2 by the model (" + std::to_string(cost.overflow) +
-                    " bytes over); irgen may refuse it");
+        // What the model still finds over L2 after the spills irgen makes and
+        // the splits above: irgen decides (its first-fit placement may
+        // spill more); a mapping it refuses is not written.
+        if (!cost.feasible()) {
+          try {
+            (void)irgen::generate(graph, m, arch);
+          } catch (const Error& e) {
+            throw_input_error(fir_file + ": gemini finds no mapping of this network that irgen can build on " + arch.name +
+                              " (" + cost.problem + "): " + e.what());
+          }
+        }
         mapping::write_mapping(cli::output_path(r), m, validate);
         if (r.count("timeline")) write_output(r["timeline"].as<std::string>(), gemini::format_timeline(model, cost));
         if (r.count("report")) std::cerr << search_note << gemini::format_report(model, plan, cost);
