@@ -480,6 +480,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
     int64_t foot = w.out_bytes;
     std::vector<int>& own_reads = own_scratch;
     own_reads.clear();
+    bool loaded_over = false;
     // A later run of a part reads the inputs its first run loaded or
     // received (irgen keeps them in L2 for it) and writes the same output
     // tensor: the earlier runs' outputs stay.
@@ -511,6 +512,8 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
           int64_t b = act_bytes(x, P.out_bytes);
           w.dram_bytes += b, ++w.dram_pieces, foot += b;
           if (pw.core != w.core) syncs.push_back(pid);
+          // irgen writes an element-wise add over the buffer an input is loaded into, too.
+          loaded_over = loaded_over || (L.fir->op == fir::Op::ElementWiseAdd && x == w.box && reg == w.box);
         } else if (pw.core == w.core) {
           // Stays in this core's L2 until here.
           own_reads.push_back(pid);
@@ -550,7 +553,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
     std::sort(own_reads.begin(), own_reads.end());
     own_reads.erase(std::unique(own_reads.begin(), own_reads.end()), own_reads.end());
     w.own = foot;
-    bool overwrite = false;  // irgen writes an element-wise add over an input of its box that dies with it
+    bool overwrite = loaded_over;  // irgen writes an element-wise add over an input of its box that dies with it
     for (int pid : own_reads) {
       w.own += wls[size_t(pid)].out_bytes;
       overwrite = overwrite || (L.fir->op == fir::Op::ElementWiseAdd && wls[size_t(pid)].box == w.box);

@@ -1,4 +1,5 @@
 #include "gemini/search.hpp"
+#include "irgen/irgen.hpp"
 
 #include <algorithm>
 #include <array>
@@ -672,6 +673,33 @@ class Searcher {
     return res;
   }
 
+  // One step of splitting a segment: the next batch-group count, else twice
+  // the row stripes (layers not cut along h, up to their rows).
+  bool raise(SegmentPlan& sp) const {
+    auto next = std::upper_bound(groups_.begin(), groups_.end(), sp.batch_groups);
+    if (next != groups_.end()) {
+      sp.batch_groups = *next;
+      return true;
+    }
+    // Stripes cut the rows themselves: a layer cut along h is cut along w
+    // instead (by as many parts), when its columns allow.
+    int64_t rows = 1;
+    SegmentPlan out = sp;
+    for (auto& lp : out.layers) {
+      const Dims& d = net_.layers[size_t(lp.layer)].out;
+      if (lp.part.h != 1) {
+        if (d[3] % (lp.part.w * lp.part.h) != 0) return false;
+        lp.part.w *= lp.part.h;
+        lp.part.h = 1;
+      }
+      rows = std::max(rows, d[2]);
+    }
+    if (out.row_groups * 2 > rows) return false;
+    out.row_groups *= 2;
+    sp = std::move(out);
+    return true;
+  }
+
   // What irgen cannot relieve by spilling tensors kept for later segments
   // (irgen/spill.hpp) -- one workload's own inputs and output over L2 --
   // is split: the segment where it happens takes its batch in more groups,
@@ -682,21 +710,6 @@ class Searcher {
   void relieve(Plan& plan) {
     PlanCost cost = model_.evaluate(plan, false);
     constexpr int kMaxWiden = 16;
-    auto raise = [&](SegmentPlan& sp) {
-      auto next = std::upper_bound(groups_.begin(), groups_.end(), sp.batch_groups);
-      if (next != groups_.end()) {
-        sp.batch_groups = *next;
-        return true;
-      }
-      int64_t rows = 1;
-      for (const auto& lp : sp.layers) {
-        if (lp.part.h != 1) return false;
-        rows = std::max(rows, net_.layers[size_t(lp.layer)].out[2]);
-      }
-      if (sp.row_groups * 2 > rows) return false;
-      sp.row_groups *= 2;
-      return true;
-    };
     while (cost.own_overflow > 0 && cost.own_overflow_segment >= 0) {
       const int s = cost.own_overflow_segment;
       bool better = false;
@@ -711,6 +724,12 @@ class Searcher {
       }
       if (!better) break;
     }
+  }
+
+  // Splits one segment further (irgen refused it): false when it cannot be.
+  bool split(Plan& plan, int segment) {
+    if (segment < 0 || segment >= int(plan.segments.size())) return false;
+    return raise(plan.segments[size_t(segment)]);
   }
 
   mapping::Partition baseline_partition(int layer, int64_t n) { return best_partition(layer, n, 1); }
@@ -811,6 +830,29 @@ void relieve(const CostModel& model, Plan& plan) {
   SearchOptions o;
   Searcher s(model, o);
   s.relieve(plan);
+}
+
+bool split_segment(const CostModel& model, Plan& plan, int segment) {
+  SearchOptions o;
+  Searcher s(model, o);
+  return s.split(plan, segment);
+}
+
+int make_buildable(const CostModel& model, const fir::Graph& graph, Plan& plan, const std::string& fir_file) {
+  const arch::Architecture& a = model.arch();
+  irgen::Options io;
+  io.fir_file = fir_file;
+  io.mapping_file = "<gemini's mapping>";
+  for (int splits = 0;; ++splits) {
+    try {
+      (void)irgen::generate(graph, to_mapping(plan, model.network(), a), a, io);
+      return splits;
+    } catch (const irgen::CapacityError& e) {
+      if (splits >= 64 || !split_segment(model, plan, e.segment()))
+        throw_input_error(fir_file + ": gemini finds no mapping of this network that irgen can build on " + a.name +
+                          ": " + e.what());
+    }
+  }
 }
 
 SegmentPlan initial_segment(const CostModel& model, int first, int last, int64_t batch_groups) {

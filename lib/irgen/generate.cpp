@@ -244,7 +244,10 @@ class Generator {
         int failed = place_activations();
         if (failed < 0) break;
         int victim = spill_victim(failed);
-        if (victim < 0) throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", refusal(failed)));
+        if (victim < 0) {
+          const int seg = wls_[size_t(per_core_.at(tensors_[size_t(failed)].core)[size_t(fullest(failed).first)])].segment;
+          throw CapacityError(at_pointer(o_.mapping_file, "/segments/" + std::to_string(seg), refusal(failed)), seg);
+        }
         spill_.insert(victim);
       }
       for (auto& w : wls_)
@@ -839,11 +842,15 @@ void Generator::connect() {
                                    std::to_string(i));
     }
     // Element-wise adds may write their result over an input that dies
-    // with them: the same bytes, so the L2 footprint does not grow.
+    // with them: the same bytes, so the L2 footprint does not grow. The
+    // input is a producer's tensor on this core, or the buffer it is loaded
+    // into from DRAM (spilled), so a spill never makes the add need more.
     if (o_.in_place_add && L.fir->op == fir::Op::ElementWiseAdd) {
       for (size_t i = 0; i < w.inputs.size(); ++i) {
         const InputUse& u = w.inputs[i];
-        if (u.pieces.size() != 1 || u.pieces[0].kind != Piece::Local) continue;
+        bool loaded = !u.pieces.empty();
+        for (const auto& pc : u.pieces) loaded = loaded && pc.kind == Piece::Dram;
+        if (!loaded && (u.pieces.size() != 1 || u.pieces[0].kind != Piece::Local)) continue;
         int b = u.pieces[0].buffer;
         L2Tensor& t = tensors_[size_t(b)];
         L2Tensor& o = tensors_[size_t(w.out_buffer)];
@@ -854,6 +861,7 @@ void Generator::connect() {
         if (shared || t.end != w.pos || t.box != w.out || t.size != o.size || t.bytes != o.bytes) continue;
         t.source.push_back(o.source[0]);
         t.transfers.push_back(w.out_transfer);
+        if (loaded) t.producer_wl = w.id;  // now the add's output (a spill candidate like any)
         o.size = 0;  // merged
         w.out_buffer = b;
         break;

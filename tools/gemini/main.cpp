@@ -13,7 +13,6 @@
 #include "gemini/plan.hpp"
 #include "gemini/report.hpp"
 #include "gemini/search.hpp"
-#include "irgen/irgen.hpp"
 #include "mapping/mapping.hpp"
 #include "mapping/mapping_fir.hpp"
 #include "support/cli.hpp"
@@ -217,16 +216,13 @@ int main(int argc, char** argv) {
                                            std::to_string(arch.core.wl0_bytes() / 2) + " bytes of " + arch.name +
                                            "): irgen cannot compute the layer"));
         }
-        // What the model still finds over L2 after the spills irgen makes and
-        // the splits above: irgen decides (its first-fit placement may
-        // spill more); a mapping it refuses is not written.
-        if (!cost.feasible()) {
-          try {
-            (void)irgen::generate(graph, m, arch);
-          } catch (const Error& e) {
-            throw_input_error(fir_file + ": gemini finds no mapping of this network that irgen can build on " + arch.name +
-                              " (" + cost.problem + "): " + e.what());
-          }
+        // The model sums what is live in L2; irgen places it first fit and
+        // may spill more, or differently. So irgen builds the mapping here,
+        // and a segment it refuses for capacity is split further; gemini
+        // never writes a mapping irgen refuses.
+        if (gemini::make_buildable(model, graph, plan, fir_file) > 0) {
+          m = gemini::to_mapping(plan, net, arch);
+          cost = model.evaluate(plan, true);
         }
         mapping::write_mapping(cli::output_path(r), m, validate);
         if (r.count("timeline")) write_output(r["timeline"].as<std::string>(), gemini::format_timeline(model, cost));
