@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
       "The same seed and effort give the same mapping; --time-limit returns the best mapping\n"
       "found when the time is up (then the result depends on the machine's speed).\n"
       "--baseline sequential maps every layer in turn onto all cores, one layer per segment.\n"
+      "Every mapping written fits the cores' L2 and weight buffers: irgen builds it first, and what\n"
+      "does not fit even with tensors spilled to DRAM is split (more batch groups or row stripes).\n"
       "--evaluate MAPPING predicts the cost of a given mapping instead of searching.\n"
       "--timeline FILE writes the model's timeline: one JSON line per step (compute, DRAM load or\n"
       "store, send to another core) with core, layer, segment, batch group, part, bytes, start, end.\n"
