@@ -1,6 +1,8 @@
 // The network zoo through the whole chain (label "slow"): torchvision
 // MobileNetV2, MobileNetV3-Small, EfficientNet-B0, RegNetX-400MF,
-// ResNeXt-50 32x4d and ResNet-50 (random weights), the TFLite files of the
+// ResNeXt-50 32x4d, ResNet-50, AlexNet and VGG-11 (random weights; the last
+// two stream their large dense layers' weights in runs, VGG-11 b4 on one core
+// spills), the TFLite files of the
 // reference data, and libonnx-testdata's pytorch-converted Conv2d tests
 // (grouped, depthwise, dilated, strided, padded), compiled by onnx2fir's
 // pipeline at batch 1 and 4, mapped by gemini for zebu-1core and
@@ -42,6 +44,8 @@ const Net kNets[] = {
     {"regnet_x_400mf", Kind::Torchvision},
     {"resnext50_32x4d", Kind::Torchvision},
     {"resnet50", Kind::Torchvision},
+    {"alexnet", Kind::Torchvision},
+    {"vgg11", Kind::Torchvision},
     {"mobilenet_v2_quantized_1x3x224x224", Kind::Tflite},
     {"person_detect", Kind::Tflite},
     {"hello_world_int8", Kind::Tflite},
