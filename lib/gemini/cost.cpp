@@ -9,6 +9,7 @@
 #include <functional>
 #include <queue>
 
+#include "irgen/spill.hpp"
 #include "irgen/tiling.hpp"
 #include "irgen/weight_runs.hpp"
 #include "support/error.hpp"
@@ -98,6 +99,8 @@ struct Wl {
   int weight = -1;
   bool stored = false;
   int keep_until = -1;        // last position on its core that still holds its output (local consumers)
+  bool kept = false;          // held there for a reader in a later segment (a candidate to spill)
+  bool overwrite = false;     // an element-wise add written over an input of its box that dies with it
   int64_t foot = 0;           // L2 bytes of its inputs and output
   int64_t own = 0;            // foot plus the tensors of its core it reads (kept there by their producers)
   int64_t end = 0;            // compute end
@@ -148,6 +151,8 @@ struct CostModel::Impl {
   mutable std::vector<Wl> wls;
   mutable std::vector<Need> needs;
   mutable std::vector<int> own_scratch;  // one workload's producers on its own core
+  mutable std::vector<char> spilled_scratch;  // per workload: its output reaches later segments through DRAM
+  mutable std::vector<irgen::KeptTensor> kept_scratch;
   mutable std::vector<Send> sends;
   mutable std::vector<int> syncs;  // per workload (sync_begin..end): producer workloads it waits for
   mutable std::vector<Wt> wts;
@@ -191,6 +196,8 @@ struct CostModel::Impl {
   mutable int64_t work = 0;  // flow updates over all evaluations (CostModel::work)
   mutable std::vector<double> share;  // capacity / users of each resource, kept as flows start and end
 
+  void connect_inputs(const std::vector<int>& seg_of, const std::vector<std::vector<int>>& per_core,
+                      const std::vector<std::vector<int>>& layer_wls, const std::vector<char>& spilled) const;
   void simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
                 std::vector<LayerCost>& lcost, bool detail, bool program_frame) const;
 
@@ -454,6 +461,137 @@ PlanCost CostModel::evaluate(const Plan& plan, bool detail, bool program_frame) 
   return impl_->evaluate(plan, detail, program_frame);
 }
 
+// The inputs of every workload (local, received, or loaded from DRAM), its
+// L2 footprint and what it keeps for later readers, with the outputs in
+// `spilled` (by their first run) going through DRAM to later segments.
+void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::vector<std::vector<int>>& per_core,
+                                     const std::vector<std::vector<int>>& layer_wls,
+                                     const std::vector<char>& spilled) const {
+  needs.clear();
+  syncs.clear();
+  // Host steps: bytes read (their inputs, stored whole) and written (the
+  // regions loaded back, results that are graph outputs), as irgen counts them.
+  host_bytes.assign(net.host_steps.size(), 0);
+  host_inputs.assign(net.host_steps.size(), {});
+  for (size_t k = 0; k < net.host_steps.size(); ++k) {
+    host_bytes[k] = net.host_steps[k].output_bytes;
+    for (int li : net.host_steps[k].inputs)
+      for (int pid : layer_wls[size_t(li)]) {
+        host_inputs[k].push_back(pid);
+        mapping::Dims e = extent(wls[size_t(pid)].box);
+        host_bytes[k] += e[0] * e[1] * e[2] * e[3] * net.layers[size_t(li)].out_bytes;
+      }
+  }
+  for (Wl& w : wls) {
+    w.host_steps.clear();
+    w.keep_until = -1;
+    w.kept = false;
+    w.dram_bytes = 0;
+    w.dram_pieces = 0;
+    w.stored = false;
+    w.overwrite = false;
+  }
+  for (size_t id = 0; id < wls.size(); ++id) {
+    Wl& w = wls[id];
+    const Layer& L = net.layers[size_t(w.layer)];
+    w.need_begin = int(needs.size());
+    w.sync_begin = int(syncs.size());
+    int64_t foot = w.out_bytes;
+    std::vector<int>& own_reads = own_scratch;
+    own_reads.clear();
+    bool loaded_over = false;
+    // A later run of a part reads the inputs its first run loaded or
+    // received (irgen keeps them in L2 for it) and writes the same output
+    // tensor: the earlier runs' outputs stay.
+    const bool sibling = w.leader != int(id);
+    if (sibling) {
+      const Wl& first = wls[size_t(w.leader)];
+      foot += first.foot - first.out_bytes;
+      for (int k = w.leader; k < int(id); ++k) wls[size_t(k)].keep_until = std::max(wls[size_t(k)].keep_until, w.q);
+    }
+    for (size_t in = 0; in < L.inputs.size(); ++in) {
+      const LayerInput& li = L.inputs[in];
+      mapping::Box reg = input_region(net, L, in, w.box);
+      if (li.producer < 0 || seg_of[size_t(li.producer)] < 0) {
+        if (sibling) continue;
+        int64_t b = act_bytes(reg, li.bytes);
+        w.dram_bytes += b, ++w.dram_pieces, foot += b;
+        if (li.host_step >= 0) {
+          // A host result: the host writes the region this workload loads (unpadded).
+          mapping::Dims e = extent(reg);
+          host_bytes[size_t(li.host_step)] += e[0] * e[1] * e[2] * e[3] * li.bytes;
+          w.host_steps.push_back(li.host_step);
+        }
+        continue;
+      }
+      const Layer& P = net.layers[size_t(li.producer)];
+      for (int pid : layer_wls[size_t(li.producer)]) {
+        Wl& pw = wls[size_t(pid)];
+        mapping::Box x;
+        if (!intersect(pw.box, reg, &x)) continue;
+        if (pw.seg != w.seg && spilled[size_t(pw.leader)]) {
+          // Spilled: stored by its producer, this piece loaded back (after
+          // the storing core's message when that is another core).
+          pw.stored = true;
+          if (sibling) continue;
+          int64_t b = act_bytes(x, P.out_bytes);
+          w.dram_bytes += b, ++w.dram_pieces, foot += b;
+          if (pw.core != w.core) syncs.push_back(pid);
+          // irgen writes an element-wise add over the buffer an input is loaded into, too.
+          loaded_over = loaded_over || (L.fir->op == fir::Op::ElementWiseAdd && x == w.box && reg == w.box);
+        } else if (pw.core == w.core) {
+          // Stays in this core's L2 until here.
+          own_reads.push_back(pid);
+          pw.keep_until = std::max(pw.keep_until, w.q);
+          pw.kept = pw.kept || pw.seg != w.seg;
+        } else if (!sibling) {
+          // Another core, in this segment or an earlier one: sent core to core.
+          bool dup = false;
+          for (int k = w.need_begin; k < int(needs.size()); ++k) dup = dup || needs[size_t(k)].producer == pid;
+          if (!dup) {
+            // asm sends each consumer only the region it reads.
+            int64_t b = act_bytes(x, P.out_bytes);
+            needs.push_back({pid, b});
+            foot += b;
+          }
+          // For a later segment the sender keeps it until the reader comes
+          // (irgen: live through its core's workloads before the reader).
+          if (pw.seg != w.seg) {
+            const auto& ids = per_core[size_t(pw.core)];
+            const int before = int(std::lower_bound(ids.begin(), ids.end(), int(id)) - ids.begin()) - 1;
+            pw.keep_until = std::max(pw.keep_until, before);
+            pw.kept = true;
+          }
+        }
+      }
+    }
+    w.need_end = int(needs.size());
+    // Received in producer order: the order each sending core uses for one
+    // reader (asm sorts both by transfer, numbered in producer order).
+    std::sort(needs.begin() + w.need_begin, needs.end(),
+              [](const Need& x, const Need& y) { return x.producer < y.producer; });
+    // One message per producer, however many pieces of its output are loaded.
+    std::sort(syncs.begin() + w.sync_begin, syncs.end());
+    syncs.erase(std::unique(syncs.begin() + w.sync_begin, syncs.end()), syncs.end());
+    w.sync_end = int(syncs.size());
+    w.foot = foot;
+    std::sort(own_reads.begin(), own_reads.end());
+    own_reads.erase(std::unique(own_reads.begin(), own_reads.end()), own_reads.end());
+    w.own = foot;
+    bool overwrite = loaded_over;  // irgen writes an element-wise add over an input of its box that dies with it
+    for (int pid : own_reads) {
+      w.own += wls[size_t(pid)].out_bytes;
+      overwrite = overwrite || (L.fir->op == fir::Op::ElementWiseAdd && wls[size_t(pid)].box == w.box);
+    }
+    if (overwrite) w.own -= w.out_bytes;
+    w.overwrite = overwrite;
+    if (L.to_dram) w.stored = true;
+    // Outputs read by layers outside the plan go to DRAM too.
+    for (int c : L.consumers)
+      if (seg_of[size_t(c)] < 0) w.stored = true;
+  }
+}
+
 PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_frame) const {
   PlanCost pc;
   const int nlayers = int(net.layers.size());
@@ -521,97 +659,44 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
       }
   }
 
-  // ---- inputs: local, received, or from DRAM
-  // Host steps: bytes read (their inputs, stored whole) and written (the
-  // regions loaded back, results that are graph outputs), as irgen counts them.
-  host_bytes.assign(net.host_steps.size(), 0);
-  host_inputs.assign(net.host_steps.size(), {});
-  for (size_t k = 0; k < net.host_steps.size(); ++k) {
-    host_bytes[k] = net.host_steps[k].output_bytes;
-    for (int li : net.host_steps[k].inputs)
-      for (int pid : layer_wls[size_t(li)]) {
-        host_inputs[k].push_back(pid);
-        mapping::Dims e = extent(wls[size_t(pid)].box);
-        host_bytes[k] += e[0] * e[1] * e[2] * e[3] * net.layers[size_t(li)].out_bytes;
-      }
-  }
-  for (size_t id = 0; id < wls.size(); ++id) {
-    Wl& w = wls[id];
-    const Layer& L = net.layers[size_t(w.layer)];
-    w.need_begin = int(needs.size());
-    w.sync_begin = int(syncs.size());
-    int64_t foot = w.out_bytes;
-    std::vector<int>& own_reads = own_scratch;
-    own_reads.clear();
-    // A later run of a part reads the inputs its first run loaded or
-    // received (irgen keeps them in L2 for it) and writes the same output
-    // tensor: the earlier runs' outputs stay.
-    const bool sibling = w.leader != int(id);
-    if (sibling) {
-      const Wl& first = wls[size_t(w.leader)];
-      foot += first.foot - first.out_bytes;
-      for (int k = w.leader; k < int(id); ++k) wls[size_t(k)].keep_until = std::max(wls[size_t(k)].keep_until, w.q);
+  // ---- inputs: local, received, or from DRAM; spills
+  // An output kept in its core's L2 for a later segment goes through DRAM
+  // when L2 runs out, as irgen decides it (irgen::spill_choice): connect,
+  // find the first position of each core over L2, spill the kept tensor
+  // chosen there, connect again.
+  std::vector<char>& spilled = spilled_scratch;
+  spilled.assign(wls.size(), 0);
+  std::vector<std::vector<int64_t>> l2(static_cast<size_t>(C)), rows(static_cast<size_t>(C));
+  for (int c = 0; c < C; ++c) rows[size_t(c)].assign(per_core[size_t(c)].size(), 0);
+  std::vector<irgen::KeptTensor>& kept = kept_scratch;
+  for (;;) {
+    connect_inputs(seg_of, per_core, layer_wls, spilled);
+    for (int c = 0; c < C; ++c) l2[size_t(c)].assign(per_core[size_t(c)].size(), 0);
+    for (const Wl& w : wls) {
+      auto& u = l2[size_t(w.core)];
+      u[size_t(w.q)] += w.foot - (w.overwrite ? w.out_bytes : 0);
+      // Received inputs are live from the workload before (irgen gives them
+      // their own bytes there, so the receives overlap its compute).
+      if (w.q > 0)
+        for (int k = w.need_begin; k < w.need_end; ++k) u[size_t(w.q) - 1] += needs[size_t(k)].bytes;
+      // Kept for a later consumer (on this core, or sent when it comes): live in between too.
+      for (int q = w.q + 1; q <= w.keep_until; ++q) u[size_t(q)] += w.out_bytes;
     }
-    for (size_t in = 0; in < L.inputs.size(); ++in) {
-      const LayerInput& li = L.inputs[in];
-      mapping::Box reg = input_region(net, L, in, w.box);
-      if (li.producer < 0 || seg_of[size_t(li.producer)] < 0) {
-        if (sibling) continue;
-        int64_t b = act_bytes(reg, li.bytes);
-        w.dram_bytes += b, ++w.dram_pieces, foot += b;
-        if (li.host_step >= 0) {
-          // A host result: the host writes the region this workload loads (unpadded).
-          mapping::Dims e = extent(reg);
-          host_bytes[size_t(li.host_step)] += e[0] * e[1] * e[2] * e[3] * li.bytes;
-          w.host_steps.push_back(li.host_step);
-        }
-        continue;
+    bool more = false;
+    for (int c = 0; c < C; ++c) {
+      const auto& u = l2[size_t(c)];
+      size_t q = 0;
+      while (q < u.size() && u[q] <= a.core.l2_bytes) ++q;
+      if (q == u.size()) continue;
+      kept.clear();
+      for (int id : per_core[size_t(c)]) {
+        const Wl& w = wls[size_t(id)];
+        if (w.kept && !spilled[size_t(w.leader)]) kept.push_back({wls[size_t(w.leader)].q, w.keep_until, w.leader});
       }
-      const Layer& P = net.layers[size_t(li.producer)];
-      for (int pid : layer_wls[size_t(li.producer)]) {
-        Wl& pw = wls[size_t(pid)];
-        mapping::Box x;
-        if (!intersect(pw.box, reg, &x)) continue;
-        if (pw.core == w.core) {
-          // Stays in this core's L2 until here.
-          own_reads.push_back(pid);
-          pw.keep_until = std::max(pw.keep_until, w.q);
-        } else if (!sibling) {
-          // Another core, in this segment or an earlier one: sent core to core.
-          bool dup = false;
-          for (int k = w.need_begin; k < int(needs.size()); ++k) dup = dup || needs[size_t(k)].producer == pid;
-          if (!dup) {
-            // asm sends each consumer only the region it reads.
-            int64_t b = act_bytes(x, P.out_bytes);
-            needs.push_back({pid, b});
-            foot += b;
-          }
-        }
-      }
+      const int victim = irgen::spill_choice(kept, int(q), int(q));
+      if (victim >= 0) spilled[size_t(victim)] = 1, more = true;
     }
-    w.need_end = int(needs.size());
-    // Received in producer order: the order each sending core uses for one
-    // reader (asm sorts both by transfer, numbered in producer order).
-    std::sort(needs.begin() + w.need_begin, needs.end(),
-              [](const Need& x, const Need& y) { return x.producer < y.producer; });
-    // One message per producer, however many pieces of its output are loaded.
-    std::sort(syncs.begin() + w.sync_begin, syncs.end());
-    syncs.erase(std::unique(syncs.begin() + w.sync_begin, syncs.end()), syncs.end());
-    w.sync_end = int(syncs.size());
-    w.foot = foot;
-    std::sort(own_reads.begin(), own_reads.end());
-    own_reads.erase(std::unique(own_reads.begin(), own_reads.end()), own_reads.end());
-    w.own = foot;
-    bool overwrite = false;  // irgen writes an element-wise add over an input of its box that dies with it
-    for (int pid : own_reads) {
-      w.own += wls[size_t(pid)].out_bytes;
-      overwrite = overwrite || (L.fir->op == fir::Op::ElementWiseAdd && wls[size_t(pid)].box == w.box);
-    }
-    if (overwrite) w.own -= w.out_bytes;
-    if (L.to_dram) w.stored = true;
-    // Outputs read by layers outside the plan go to DRAM too.
-    for (int c : L.consumers)
-      if (seg_of[size_t(c)] < 0) w.stored = true;
+    if (!more) break;
   }
   // Sends, grouped by producer in consumer order.
   {
@@ -637,22 +722,8 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
   auto note = [&](int64_t over, const std::string& what, int seg) {
     if (over > overflow) overflow = over, problem = what, overflow_segment = seg;
   };
-  std::vector<std::vector<int64_t>> l2(static_cast<size_t>(C)), rows(static_cast<size_t>(C));
-  for (int c = 0; c < C; ++c) {
-    l2[size_t(c)].assign(per_core[size_t(c)].size(), 0);
-    rows[size_t(c)].assign(per_core[size_t(c)].size(), 0);
-  }
-  for (const Wl& w : wls) {
-    auto& u = l2[size_t(w.core)];
-    u[size_t(w.q)] += w.foot;
+  for (const Wl& w : wls)
     if (w.own - a.core.l2_bytes > pc.own_overflow) pc.own_overflow = w.own - a.core.l2_bytes, pc.own_overflow_segment = w.seg;
-    // Received inputs are live from the workload before (irgen gives them
-    // their own bytes there, so the receives overlap its compute).
-    if (w.q > 0)
-      for (int k = w.need_begin; k < w.need_end; ++k) u[size_t(w.q) - 1] += needs[size_t(k)].bytes;
-    // Kept for a later local consumer: live in between too.
-    for (int q = w.q + 1; q <= w.keep_until; ++q) u[size_t(q)] += w.out_bytes;
-  }
   pc.uncomputable = too_large;
   if (too_large >= 0) {
     const Layer& L = net.layers[size_t(too_large)];

@@ -27,8 +27,10 @@
 // Cores are not synchronised across segments (zebusim neither): a core
 // starts its next segment when it is done with the previous one.
 //
-// A plan whose activations do not fit a core's L2 is infeasible (irgen would
-// refuse it); the cost says by how many bytes.
+// Tensors kept in L2 for later segments go through DRAM when L2 runs out,
+// by irgen's rule (irgen/spill.hpp), and the stores and reloads are priced.
+// A plan whose activations still do not fit a core's L2 is infeasible
+// (irgen would refuse it); the cost says by how many bytes.
 #pragma once
 
 #include <cstdint>

@@ -1,4 +1,5 @@
 #include "gemini/search.hpp"
+#include "irgen/irgen.hpp"
 
 #include <algorithm>
 #include <array>
@@ -621,33 +622,10 @@ class Searcher {
     t0_ = Clock::now();
     SearchResult res;
     if (C_ == 1) {
-      // One layer per segment. A segment whose workload's own inputs and
-      // output do not fit L2 (what irgen cannot relieve by sending tensors
-      // kept for later segments through DRAM) takes its batch in more
-      // groups, and so do the segments before it whose outputs it reads
-      // (their batch groups then die one by one), widening back until that
-      // overflow goes or no batch-group count is left.
+      // One layer per segment, split where one workload's own data does
+      // not fit L2 (relieve()).
       res.plan = single_core_plan(net_);
-      PlanCost cost = model_.evaluate(res.plan, false);
-      constexpr int kMaxWiden = 16;
-      while (cost.own_overflow > 0 && cost.own_overflow_segment >= 0) {
-        const int s = cost.own_overflow_segment;
-        bool better = false;
-        for (int lo = s; lo >= std::max(0, s - kMaxWiden) && !better; --lo) {
-          Plan p = res.plan;
-          bool raised = false;
-          for (int k = lo; k <= s; ++k) {
-            SegmentPlan& sp = p.segments[size_t(k)];
-            auto next = std::upper_bound(groups_.begin(), groups_.end(), sp.batch_groups);
-            if (next != groups_.end()) sp.batch_groups = *next, raised = true;
-          }
-          if (!raised) continue;
-          PlanCost c = model_.evaluate(p, false);
-          if (c.own_overflow_segment != s || c.own_overflow < cost.own_overflow)
-            res.plan = std::move(p), cost = c, better = true;
-        }
-        if (!better) break;
-      }
+      relieve(res.plan);
     } else {
       res.plan.segments = segment_dp();
       const Plan segmented = res.plan;
@@ -702,6 +680,7 @@ class Searcher {
         if (v >= best_v) break;
         best_v = v;
       }
+      relieve(res.plan);
     }
     res.cost = model_.evaluate(res.plan, true);
     if (opt_.progress) opt_.progress(1.0);
@@ -709,6 +688,65 @@ class Searcher {
     stats_.work = model_.work();
     res.stats = stats_;
     return res;
+  }
+
+  // One step of splitting a segment: the next batch-group count, else twice
+  // the row stripes (layers not cut along h, up to their rows).
+  bool raise(SegmentPlan& sp) const {
+    auto next = std::upper_bound(groups_.begin(), groups_.end(), sp.batch_groups);
+    if (next != groups_.end()) {
+      sp.batch_groups = *next;
+      return true;
+    }
+    // Stripes cut the rows themselves: a layer cut along h is cut along w
+    // instead (by as many parts), when its columns allow.
+    int64_t rows = 1;
+    SegmentPlan out = sp;
+    for (auto& lp : out.layers) {
+      const Dims& d = net_.layers[size_t(lp.layer)].out;
+      if (lp.part.h != 1) {
+        if (d[3] % (lp.part.w * lp.part.h) != 0) return false;
+        lp.part.w *= lp.part.h;
+        lp.part.h = 1;
+      }
+      rows = std::max(rows, d[2]);
+    }
+    if (out.row_groups * 2 > rows) return false;
+    out.row_groups *= 2;
+    sp = std::move(out);
+    return true;
+  }
+
+  // What irgen cannot relieve by spilling tensors kept for later segments
+  // (irgen/spill.hpp) -- one workload's own inputs and output over L2 --
+  // is split: the segment where it happens takes its batch in more groups,
+  // and so do the segments before it whose outputs it reads (their groups
+  // then die one by one); when the batch is used up, its rows in more
+  // stripes (segments whose layers are not cut along h). Widening back from
+  // that segment until the overflow goes or moves on, segment after segment.
+  void relieve(Plan& plan) {
+    PlanCost cost = model_.evaluate(plan, false);
+    constexpr int kMaxWiden = 16;
+    while (cost.own_overflow > 0 && cost.own_overflow_segment >= 0) {
+      const int s = cost.own_overflow_segment;
+      bool better = false;
+      for (int lo = s; lo >= std::max(0, s - kMaxWiden) && !better; --lo) {
+        Plan p = plan;
+        bool raised = false;
+        for (int k = lo; k <= s; ++k) raised = raise(p.segments[size_t(k)]) || raised;
+        if (!raised) continue;
+        PlanCost c = model_.evaluate(p, false);
+        if (c.own_overflow_segment != s || c.own_overflow < cost.own_overflow)
+          plan = std::move(p), cost = c, better = true;
+      }
+      if (!better) break;
+    }
+  }
+
+  // Splits one segment further (irgen refused it): false when it cannot be.
+  bool split(Plan& plan, int segment) {
+    if (segment < 0 || segment >= int(plan.segments.size())) return false;
+    return raise(plan.segments[size_t(segment)]);
   }
 
   mapping::Partition baseline_partition(int layer, int64_t n) { return best_partition(layer, n, 1); }
@@ -803,6 +841,35 @@ std::vector<Plan> batch_split_plans(const CostModel& model) {
     }
   }
   return out;
+}
+
+void relieve(const CostModel& model, Plan& plan) {
+  SearchOptions o;
+  Searcher s(model, o);
+  s.relieve(plan);
+}
+
+bool split_segment(const CostModel& model, Plan& plan, int segment) {
+  SearchOptions o;
+  Searcher s(model, o);
+  return s.split(plan, segment);
+}
+
+int make_buildable(const CostModel& model, const fir::Graph& graph, Plan& plan, const std::string& fir_file) {
+  const arch::Architecture& a = model.arch();
+  irgen::Options io;
+  io.fir_file = fir_file;
+  io.mapping_file = "<gemini's mapping>";
+  for (int splits = 0;; ++splits) {
+    try {
+      (void)irgen::generate(graph, to_mapping(plan, model.network(), a), a, io);
+      return splits;
+    } catch (const irgen::CapacityError& e) {
+      if (splits >= 64 || !split_segment(model, plan, e.segment()))
+        throw_input_error(fir_file + ": gemini finds no mapping of this network that irgen can build on " + a.name +
+                          ": " + e.what());
+    }
+  }
 }
 
 SegmentPlan initial_segment(const CostModel& model, int first, int last, int64_t batch_groups) {

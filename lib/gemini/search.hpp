@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "fir/fir.hpp"
 #include "gemini/cost.hpp"
 #include "gemini/plan.hpp"
 
@@ -74,5 +75,22 @@ SegmentPlan initial_segment(const CostModel& model, int first, int last, int64_t
 
 // Every layer on core 0, one layer per segment, in order (single-core chips).
 Plan single_core_plan(const Network& net);
+
+// Splits what irgen could not build by spilling (one workload's own inputs
+// and output over a core's L2): more batch groups, then row stripes, for the
+// segment where it happens and the segments before it that it reads. The
+// search does this to its result; --baseline sequential to the baseline.
+void relieve(const CostModel& model, Plan& plan);
+// One more split of a segment (more batch groups, else more row stripes),
+// for a segment irgen refused (irgen::CapacityError); false when none is left.
+bool split_segment(const CostModel& model, Plan& plan, int segment);
+
+// The model sums what is live in L2; irgen places it first fit and may
+// spill more, or other tensors. So irgen builds the plan's mapping, and a
+// segment it refuses for capacity (irgen::CapacityError) is split further
+// (split_segment) until it builds: the number of splits. Throws an input
+// error naming the capacity and the excess when nothing is left to split.
+// The tool runs this before writing any mapping.
+int make_buildable(const CostModel& model, const fir::Graph& graph, Plan& plan, const std::string& fir_file);
 
 }  // namespace cct::gemini

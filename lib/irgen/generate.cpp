@@ -13,6 +13,7 @@
 #include "fir/resize.hpp"
 #include "interp/int8_ops.hpp"
 #include "irgen/irgen.hpp"
+#include "irgen/spill.hpp"
 #include "irgen/tiling.hpp"
 #include "irgen/weight_runs.hpp"
 #include "mapping/mapping_fir.hpp"
@@ -255,7 +256,10 @@ class Generator {
         int failed = place_activations();
         if (failed < 0) break;
         int victim = spill_victim(failed);
-        if (victim < 0) throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", place_error_));
+        if (victim < 0) {
+          const int seg = wls_[size_t(per_core_.at(tensors_[size_t(failed)].core)[size_t(fullest(failed).first)])].segment;
+          throw CapacityError(at_pointer(o_.mapping_file, "/segments/" + std::to_string(seg), refusal(failed)), seg);
+        }
         spill_.insert(victim);
       }
       for (auto& w : wls_)
@@ -295,6 +299,8 @@ class Generator {
   int place_activations();  // -1, or the tensor that found no room (place_error_ says more)
   int place_activations(bool largest_first);
   int spill_victim(int failed) const;
+  std::string refusal(int failed) const;
+  std::pair<int, int64_t> fullest(int failed) const;
   void reset_connections();
   std::set<int> spill_;  // producer workloads whose outputs reach later segments through DRAM
   std::string place_error_;
@@ -1057,11 +1063,15 @@ void Generator::connect() {
                                    std::to_string(i));
     }
     // Element-wise adds may write their result over an input that dies
-    // with them: the same bytes, so the L2 footprint does not grow.
+    // with them: the same bytes, so the L2 footprint does not grow. The
+    // input is a producer's tensor on this core, or the buffer it is loaded
+    // into from DRAM (spilled), so a spill never makes the add need more.
     if (o_.in_place_add && L.fir->op == fir::Op::ElementWiseAdd) {
       for (size_t i = 0; i < w.inputs.size(); ++i) {
         const InputUse& u = w.inputs[i];
-        if (u.pieces.size() != 1 || u.pieces[0].kind != Piece::Local) continue;
+        bool loaded = !u.pieces.empty();
+        for (const auto& pc : u.pieces) loaded = loaded && pc.kind == Piece::Dram;
+        if (!loaded && (u.pieces.size() != 1 || u.pieces[0].kind != Piece::Local)) continue;
         int b = u.pieces[0].buffer;
         L2Tensor& t = tensors_[size_t(b)];
         L2Tensor& o = tensors_[size_t(w.out_buffer)];
@@ -1072,6 +1082,7 @@ void Generator::connect() {
         if (shared || t.end != w.pos || t.box != w.out || t.size != o.size || t.bytes != o.bytes) continue;
         t.source.push_back(o.source[0]);
         t.transfers.push_back(w.out_transfer);
+        if (loaded) t.producer_wl = w.id;  // now the add's output (a spill candidate like any)
         o.size = 0;  // merged
         w.out_buffer = b;
         break;
@@ -1156,18 +1167,51 @@ int Generator::place_activations(bool largest_first) {
   return -1;
 }
 
-// The output kept in L2 for a later segment that is live with the failed
-// tensor for the longest; -1 if there is none.
+// The output kept in L2 for a later segment that goes through DRAM instead
+// when `failed` finds no room (the rule gemini prices, spill.hpp): one live
+// at the fullest position of its lifetime, else (L2 fragmented) one live
+// with it anywhere; -1 if there is none.
 int Generator::spill_victim(int failed) const {
   const L2Tensor& f = tensors_[size_t(failed)];
-  int best = -1, best_span = -1;
+  std::vector<KeptTensor> kept;
   for (const auto& t : tensors_) {
     if (t.core != f.core || t.size == 0 || t.producer_wl < 0 || !t.cross_segment || spill_.count(t.producer_wl)) continue;
-    if (t.end < f.start || f.end < t.start) continue;
-    int span = t.end - t.start;
-    if (span > best_span) best_span = span, best = t.producer_wl;
+    kept.push_back({t.start, t.end, t.producer_wl});
   }
-  return best;
+  const int q = fullest(failed).first;
+  const int v = spill_choice(kept, q, q);
+  return v >= 0 ? v : spill_choice(kept, f.start, f.end);
+}
+
+// The position in `failed`'s lifetime where the tensors of its core (it
+// included) take the most L2, and those bytes.
+std::pair<int, int64_t> Generator::fullest(int failed) const {
+  const L2Tensor& f = tensors_[size_t(failed)];
+  int64_t need = -1;
+  int at = f.start;
+  for (int q = f.start; q <= f.end; ++q) {
+    int64_t sum = 0;
+    for (const auto& t : tensors_)
+      if (t.core == f.core && t.start <= q && q <= t.end) sum += std::max(t.size, t.footprint);
+    if (sum > need) need = sum, at = q;
+  }
+  return {at, need};
+}
+
+// Why nothing more can be spilled for `failed`: the bytes live with it at its
+// fullest position, against L2.
+std::string Generator::refusal(int failed) const {
+  const L2Tensor& f = tensors_[size_t(failed)];
+  const auto [at, need] = fullest(failed);
+  const int wid = per_core_.at(f.core)[size_t(at)];
+  const Wl& w = wls_[size_t(wid)];
+  const std::string who = "workload " + std::to_string(wid) + " of \"" + layers_[size_t(w.layer)].fir->name +
+                          "\" on core " + std::to_string(f.core) + " (its inputs, output and the tensors live with it)";
+  if (need > a_.core.l2_bytes)
+    return over_capacity(who, need, a_.core.l2_bytes, "L2", a_) +
+           "; nothing kept for a later segment is left to spill: split the layer or batch in the mapping (more batch "
+           "groups, row groups or cores)";
+  return place_error_ + " (" + std::to_string(need) + " bytes live there in all: L2 is too fragmented)";
 }
 
 void Generator::reset_connections() {
@@ -1225,10 +1269,14 @@ std::vector<std::pair<int64_t, int64_t>> Generator::wl0_chunks(const LayerModel&
   const int64_t per_k = weight_bytes_per_k(L);
   const WeightRuns wr = weight_runs(a_, kcount, per_k, L.out_bytes, once, L.conv.k_per_group());
   if (wr.kind == WeightRuns::TooLarge)
-    fail_fir(L.fir->name, "one output channel's weights (" + std::to_string(per_k) + " bytes, " +
-                              std::to_string(wl0_rows(1, per_k)) + " rows of " + std::to_string(a_.core.wl0_row_bytes) +
-                              " bytes) do not fit half of the weight buffer (" + std::to_string(a_.core.wl0_rows) +
-                              " rows): the layer cannot be computed on this architecture");
+    fail_fir(L.fir->name, over_capacity("one output channel's weights (" + std::to_string(per_k) + " bytes, " +
+                                            std::to_string(wl0_rows(1, per_k)) + " rows of " +
+                                            std::to_string(a_.core.wl0_row_bytes) + " bytes)",
+                                        wl0_rows(1, per_k) * a_.core.wl0_row_bytes,
+                                        a_.core.wl0_rows / 2 * a_.core.wl0_row_bytes,
+                                        "half of the weight buffer (a run's weights load while the previous run computes)",
+                                        a_) +
+                              ": the layer cannot be computed on this architecture");
   if (wr.kind != WeightRuns::Runs) return {{k_lo, k_hi}};
   const int64_t size = wr.run;
   std::vector<std::pair<int64_t, int64_t>> out;

@@ -28,6 +28,7 @@
 #include "footprint/layout.hpp"
 #include "mapping/mapping.hpp"
 #include "sir/sir.hpp"
+#include "support/error.hpp"
 
 namespace cct::irgen {
 
@@ -50,6 +51,18 @@ struct Options {
   // output channels that do (each a workload with its own DRAM -> WL0 load,
   // one output tensor); otherwise its weights stream from L2.
   bool split_for_wl0 = true;
+};
+
+// generate()'s refusal of a mapping one of whose workloads does not fit L2
+// with everything kept for later segments spilled (irgen/spill.hpp): the
+// segment of that workload, so that a mapper can split it there.
+class CapacityError : public Error {
+ public:
+  CapacityError(const std::string& message, int segment) : Error(kExitInvalidInput, message), segment_(segment) {}
+  int segment() const { return segment_; }
+
+ private:
+  int segment_;
 };
 
 // `estimated_cycles`, when given, receives the end of the program on the

@@ -227,9 +227,10 @@ TEST_CASE("irgen: tensors kept in L2 across segments spill to DRAM when L2 runs 
   CHECK(reloaded > 0);
   for (const auto& w : s.cores[0].workloads)
     for (const auto& b : w.buffer) CHECK(b.address + b.size <= a.core.l2_bytes);
-  // The whole L2 is too small for the first layer: a clear error.
+  // An L2 too small for one workload's own data: a clear error naming the
+  // capacity and by how much it is exceeded.
   a.core.l2_bytes = 1 << 20;
-  CHECK_THROWS_WITH_AS(irgen::generate(g, m, a), doctest::Contains("does not fit in the L2 of core 0"), Error);
+  CHECK_THROWS_WITH_AS(irgen::generate(g, m, a), doctest::Contains("more than the 1048576-byte L2 of zebu-1core"), Error);
 }
 
 TEST_CASE("irgen: the hand-written multi-core example mapping (partitions over b, k, h) passes --check") {

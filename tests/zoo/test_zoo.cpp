@@ -1,8 +1,10 @@
 // The network zoo through the whole chain (label "slow"): torchvision
 // MobileNetV2, MobileNetV3-Small, EfficientNet-B0, RegNetX-400MF,
-// ResNeXt-50 32x4d, ResNet-50, and the data movement networks SqueezeNet 1.1,
+// ResNeXt-50 32x4d, ResNet-50, the data movement networks SqueezeNet 1.1,
 // GoogLeNet, DenseNet-121 (concats of many inputs of any channel counts) and
-// ShuffleNetV2 (channel split and shuffle) (random weights), the TFLite files of the
+// ShuffleNetV2 (channel split and shuffle), AlexNet and VGG-11 (the last two
+// stream their large dense layers' weights in runs, VGG-11 b4 on one core
+// spills) (random weights), the TFLite files of the
 // reference data, and libonnx-testdata's pytorch-converted Conv2d tests
 // (grouped, depthwise, dilated, strided, padded), compiled by onnx2fir's
 // pipeline at batch 1 and 4, mapped by gemini for zebu-1core and
@@ -54,6 +56,8 @@ const Net kNets[] = {
     {"googlenet", Kind::Torchvision},
     {"densenet121", Kind::Torchvision},
     {"shufflenet_v2_x1_0", Kind::Torchvision, true},
+    {"alexnet", Kind::Torchvision},
+    {"vgg11", Kind::Torchvision},
     {"mobilenet_v2_quantized_1x3x224x224", Kind::Tflite},
     {"person_detect", Kind::Tflite},
     {"hello_world_int8", Kind::Tflite},

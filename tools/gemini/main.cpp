@@ -72,6 +72,8 @@ int main(int argc, char** argv) {
       "The same seed and effort give the same mapping; --time-limit returns the best mapping\n"
       "found when the time is up (then the result depends on the machine's speed).\n"
       "--baseline sequential maps every layer in turn onto all cores, one layer per segment.\n"
+      "Every mapping written fits the cores' L2 and weight buffers: irgen builds it first, and what\n"
+      "does not fit even with tensors spilled to DRAM is split (more batch groups or row stripes).\n"
       "--evaluate MAPPING predicts the cost of a given mapping instead of searching.\n"
       "--timeline FILE writes the model's timeline: one JSON line per step (compute, DRAM load or\n"
       "store, send to another core) with core, layer, segment, batch group, part, bytes, start, end.\n"
@@ -172,6 +174,7 @@ int main(int argc, char** argv) {
         }
         if (r.count("baseline")) {
           plan = arch.core_count() == 1 ? gemini::single_core_plan(net) : gemini::sequential_plan(model, objective);
+          gemini::relieve(model, plan);  // split what irgen could not build
           cost = model.evaluate(plan, true);
         } else {
           gemini::SearchOptions so;
@@ -215,9 +218,14 @@ int main(int argc, char** argv) {
                                            std::to_string(arch.core.wl0_bytes() / 2) + " bytes of " + arch.name +
                                            "): irgen cannot compute the layer"));
         }
-        if (!cost.feasible())
-          cli::warn("the mapping does not fit the cores' L2 by the model (" + std::to_string(cost.overflow) +
-                    " bytes over); irgen may refuse it");
+        // The model sums what is live in L2; irgen places it first fit and
+        // may spill more, or differently. So irgen builds the mapping here,
+        // and a segment it refuses for capacity is split further; gemini
+        // never writes a mapping irgen refuses.
+        if (gemini::make_buildable(model, graph, plan, fir_file) > 0) {
+          m = gemini::to_mapping(plan, net, arch);
+          cost = model.evaluate(plan, true);
+        }
         mapping::write_mapping(cli::output_path(r), m, validate);
         if (r.count("timeline")) write_output(r["timeline"].as<std::string>(), gemini::format_timeline(model, cost));
         if (r.count("report")) std::cerr << search_note << gemini::format_report(model, plan, cost);
