@@ -68,10 +68,11 @@ TEST_CASE("asm: the [K, C] dense layers of hello_world_int8.tflite are 1x1 convo
     CHECK_MESSAGE(assembler::check(p, a).ok(), assembler::check(p, a).text("hello_world"));
 
     // A dense layer that is no convolution on the array (here: made to read
-    // its input's last axis only) is refused, naming the workload and layer.
+    // an input whose sample is neither its 16 features nor tokens of them)
+    // is refused, naming the workload and layer.
     fir::Graph bad = g;
     for (auto& l : bad.mutable_layers())
-      if (l.op == fir::Op::Dense && l.input_shape[0].back() == 16) l.input_shape[0] = {1, 2, 16};
+      if (l.op == fir::Op::Dense && l.input_shape[0].back() == 16) l.input_shape[0] = {1, 3, 7};
     bad.reindex();
     assembler::Options o;
     o.sir_file = sir_file;

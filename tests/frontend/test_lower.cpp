@@ -293,3 +293,54 @@ TEST_CASE("channel split, shuffle and a spatial mean: slices, one gather and glo
       CHECK(l.device == fir::Device::Npu);
     }
 }
+
+TEST_CASE("reductions: over rows and columns a pooling window on the accelerator, over other axes one host layer per axis") {
+  {
+    OnnxBuilder b;
+    b.input("x", {2, 3, 4, 5}).output("y", {2, 3});
+    auto& r = b.node("ReduceMean", {"x"}, {"y"});
+    OnnxBuilder::attr(r, "axes", std::vector<int64_t>{-1, 2});
+    OnnxBuilder::attr(r, "keepdims", int64_t{0});
+    auto m = lower(b);
+    const auto& p = find(m, fir::Op::AvgPool2d);
+    CHECK(p.device == fir::Device::Npu);
+    CHECK(*p.pool == std::array<int64_t, 2>{4, 5});
+    CHECK(p.pool_divisor == doctest::Approx(1.0 / 20));
+    CHECK(p.out_shape == interp::Shape{2, 3, 1, 1});
+  }
+  {
+    OnnxBuilder b;
+    b.input("x", {2, 3, 4}).output("y", {2, 1, 4});
+    auto& r = b.node("ReduceMean", {"x"}, {"y"});
+    OnnxBuilder::attr(r, "axes", std::vector<int64_t>{1});
+    auto m = lower(b);
+    const auto& s = find(m, fir::Op::ReduceSum);
+    CHECK(s.device == fir::Device::Cpu);
+    CHECK(*s.axis == 1);
+    CHECK(s.pool_divisor == doctest::Approx(1.0 / 3));
+    CHECK(m.cpu_fallbacks.size() == 1);
+  }
+  {
+    // Every axis (no axes attribute): one reduce_max per axis.
+    OnnxBuilder b;
+    b.input("x", {2, 3, 4}).output("y", {1, 1, 1});
+    b.node("ReduceMax", {"x"}, {"y"});
+    auto m = lower(b);
+    int n = 0;
+    for (const auto& l : m.layers) n += l.op == fir::Op::ReduceMax;
+    CHECK(n == 3);
+  }
+  {
+    // Axes computed at run time cannot be compiled.
+    OnnxBuilder b;
+    b.input("x", {2, 3, 4}).input("axes", {1}).output("y", {2, 1, 4});
+    b.node("ReduceSum", {"x", "axes"}, {"y"}, "my_sum");
+    try {
+      lower(b);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      CHECK(std::string(e.what()).find("my_sum") != std::string::npos);
+      CHECK(std::string(e.what()).find("axes must be a constant") != std::string::npos);
+    }
+  }
+}
