@@ -1920,7 +1920,7 @@ std::vector<Built> CoreAssembler::run() {
   flyr_ = 0;
   auto m0 = mapping(0, -1);
   emit(Instruction(Opcode::ct_st), Meta{Kind::Control, {}, {}, -1}).inst.mapping = m0;
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < isa::kBufferCutRegisters; ++i) {
     Instruction in(Opcode::ct_bc);
     in.mapping = m0;
     in.set(Param::BCS, i);

@@ -173,7 +173,7 @@ struct CostModel::Impl {
   struct Event {
     double time;
     uint64_t seq;
-    int kind;  // 0: op ends, 1: stream starts, 2: flow done
+    int kind;  // 0: op ends, 1: stream starts, 2: flow done, 3: op begins (after the prologue)
     int id;
     uint32_t version;
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
@@ -189,7 +189,7 @@ struct CostModel::Impl {
   mutable std::vector<double> share;  // capacity / users of each resource, kept as flows start and end
 
   void simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
-                std::vector<LayerCost>& lcost, bool detail) const;
+                std::vector<LayerCost>& lcost, bool detail, bool program_frame) const;
 
   Impl(const Network& n, const arch::Architecture& arch) : net(n), a(arch), tiler(arch) {
     C = a.core_count();
@@ -422,7 +422,7 @@ struct CostModel::Impl {
     return mapping::row_stripes(rows, consumers, sp.row_groups, rows_read);
   }
 
-  PlanCost evaluate(const Plan& plan, bool detail) const;
+  PlanCost evaluate(const Plan& plan, bool detail, bool program_frame) const;
 };
 
 CostModel::CostModel(const Network& net, const arch::Architecture& a)
@@ -447,9 +447,11 @@ double CostModel::dram_stream_bytes_per_cycle() const {
   return bw;
 }
 
-PlanCost CostModel::evaluate(const Plan& plan, bool detail) const { return impl_->evaluate(plan, detail); }
+PlanCost CostModel::evaluate(const Plan& plan, bool detail, bool program_frame) const {
+  return impl_->evaluate(plan, detail, program_frame);
+}
 
-PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
+PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_frame) const {
   PlanCost pc;
   const int nlayers = int(net.layers.size());
   // Where each layer is: segment and position, -1 when not in the plan.
@@ -738,7 +740,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
                                           : part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
   }
   for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
-  simulate(plan, per_core, pc, lcost_scratch, detail);
+  simulate(plan, per_core, pc, lcost_scratch, detail, program_frame);
   std::vector<LayerCost>& lcost = lcost_scratch;
   timing::Energy total;
 
@@ -782,7 +784,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail) const {
 // ---- The timeline: per-core queues in asm's order, events, shared links -------
 
 void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
-                               std::vector<LayerCost>& lcost, bool detail) const {
+                               std::vector<LayerCost>& lcost, bool detail, bool program_frame) const {
   const int64_t load_fixed = std::llround(a.dram.latency_cycles + a.timing.ld_fixed_cycles);
   const int64_t store_fixed = std::llround(a.dram.latency_cycles + a.timing.st_fixed_cycles);
   lcost.assign(net.layers.size(), LayerCost{});
@@ -1075,8 +1077,18 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       if (--y.deps == 0) begin(succ[size_t(k)]);
     }
   };
-  for (size_t i = 0; i < ops.size(); ++i)
-    if (ops[i].deps == 0) begin(int(i));
+  // The load queue of every core waits for its control prologue (ct_st,
+  // ct_bc); weights loaded straight into the weight buffer do not (asm's
+  // tokens), so a weight-bound start overlaps it.
+  const double prologue = program_frame ? double(timing::program_prologue_cycles(a)) : 0.0;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].deps != 0) continue;
+    const bool direct_weight = ops[i].weight >= 0 && wts[size_t(ops[i].weight)].direct;
+    if (ops[i].kind == Op::Load && !direct_weight)
+      push(prologue, 3, int(i));
+    else
+      begin(int(i));
+  }
   size_t done = 0;
   while (!events.empty()) {
     Event e = events.top();
@@ -1085,6 +1097,9 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     switch (e.kind) {
       case 0:
         finish(e.id), ++done;
+        break;
+      case 3:
+        begin(e.id);
         break;
       case 1: {
         Op& x = ops[size_t(e.id)];
@@ -1152,7 +1167,8 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   }
   std::vector<int> first_part(lcost.size(), -1);  // per layer: the leader of its first part
   for (const Op& x : ops) {
-    pc.cycles = std::max(pc.cycles, int64_t(std::ceil(std::max(x.end, 0.0) - 1e-9)));
+    pc.cycles = std::max(pc.cycles, int64_t(std::ceil(std::max(x.end, 0.0) - 1e-9)) +
+                                        (program_frame ? timing::program_epilogue_cycles(a) : 0));
     if (x.kind == Op::Compute) {
       const Wl& w = wls[size_t(x.wl)];
       LayerCost& lc = lcost[size_t(w.layer)];

@@ -124,8 +124,11 @@ class CostModel {
 
   // The cost of a plan. Layers the plan leaves out (a partial plan, as the
   // segmentation prices candidate segments) are taken to be in DRAM.
-  // `detail` fills the per-segment and per-layer figures.
-  PlanCost evaluate(const Plan& plan, bool detail) const;
+  // `detail` fills the per-segment and per-layer figures. `program_frame`
+  // counts the program's control prologue and epilogue (what a whole
+  // program pays once); the search compares plans without it, since a
+  // constant of the program must not tilt its choices.
+  PlanCost evaluate(const Plan& plan, bool detail, bool program_frame = true) const;
 
   // Compute cycles of one part of a layer for one batch group, as irgen's
   // tiler predicts for weights in the weight buffer when they fit it

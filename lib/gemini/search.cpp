@@ -193,7 +193,7 @@ class Searcher {
   // The objective's value of a plan (whole or partial).
   double plan_value(const Plan& plan, PlanCost* cost_out = nullptr) {
     ++stats_.evaluations;
-    PlanCost c = model_.evaluate(plan, false);
+    PlanCost c = model_.evaluate(plan, false, /*program_frame=*/false);
     double v = c.value(opt_.objective, a_);
     if (cost_out) *cost_out = std::move(c);
     return v;

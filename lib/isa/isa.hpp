@@ -19,6 +19,9 @@ namespace cct::isa {
 // class; Prev_Insts / Next_Insts name queues to synchronise with.
 enum class Queue : uint8_t { CT, LD, LW, PE, VP, DT, ST, SI, SO };
 inline constexpr int kQueueCount = 9;
+// A program begins with ct_st and one ct_bc per buffer-cut register (BCS
+// 0..kBufferCutRegisters-1) and ends with ct_ed (ISA_Format.md, ct_bc).
+inline constexpr int kBufferCutRegisters = 4;
 
 std::string_view queue_name(Queue q);  // "CT", "LD", ...
 std::optional<Queue> find_queue(std::string_view name);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "isa/isa.hpp"
 #include "support/error.hpp"
 
 namespace cct::timing {
@@ -233,6 +234,12 @@ int64_t vp_instruction_cycles(const arch::Architecture& a, int64_t layer_cycles,
   parts = std::max<int64_t>(parts, 1);
   return std::llround(a.timing.vp_fixed_cycles) + ceil_div(layer_cycles, parts);
 }
+
+int64_t program_prologue_cycles(const arch::Architecture& a) {
+  return (1 + isa::kBufferCutRegisters) * std::llround(a.timing.control_cycles);
+}
+
+int64_t program_epilogue_cycles(const arch::Architecture& a) { return std::llround(a.timing.control_cycles); }
 
 Energy static_energy(const arch::Architecture& a, int64_t cores, int64_t cycles) {
   int io_dies = 0;

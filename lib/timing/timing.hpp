@@ -118,6 +118,14 @@ VpCost vp_cost(const arch::Architecture& a, const VpOp& op);
 // instructions (the reference hardware divides a layer's time evenly).
 int64_t vp_instruction_cycles(const arch::Architecture& a, int64_t layer_cycles, int64_t parts);
 
+// ---- The program's control frame ---------------------------------------------------
+
+// Cycles of the control queue before any other instruction may start (ct_st
+// and the ct_bc of every buffer-cut register, in order), and after the last
+// store (ct_ed). What every program pays once: it dominates tiny networks.
+int64_t program_prologue_cycles(const arch::Architecture& a);
+int64_t program_epilogue_cycles(const arch::Architecture& a);
+
 // ---- Static power -----------------------------------------------------------------
 
 // Static energy of `cores` cores and every IO die of the architecture over
