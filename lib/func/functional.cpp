@@ -385,15 +385,25 @@ void Runner::build_checks() {
       bb = make_box(a_, fm1.list(Param::STile), element_bytes(fm1.get_enum<isa::DataFmt>(Param::IDF)));
     }
     const bool swapped = two && !L->input_shape.empty() && !L->output_shape.empty() && L->input_shape[0] != L->output_shape[0];
-    for (size_t k = 0; k < n_ops && k < L->previous_layer.size(); ++k) {
+    // A data movement layer's tile is one piece of its box, from one input
+    // (fir::move_pieces): the operand is that input.
+    size_t first_input = 0;
+    if (fir::is_move_op(L->op)) {
+      auto pieces = fir::move_pieces(*L, w->lower, w->upper);
+      if (!pieces || size_t(in.mapping.tile) >= pieces->size())
+        throw_input_error(line(i) + ": tile " + std::to_string(in.mapping.tile) + " of workload " +
+                          std::to_string(w->workload_id) + " is no piece of layer '" + L->name + "'");
+      first_input = (*pieces)[size_t(in.mapping.tile)].input;
+    }
+    for (size_t k = first_input; k < first_input + n_ops && k < L->previous_layer.size(); ++k) {
       if (fir::is_constant_name(L->previous_layer[k])) continue;  // a constant operand has no golden (its output is checked)
       Placement pl;
       pl.core = st.core;
-      pl.lo = k == 0 ? ilo : ilo2;
-      pl.hi = k == 0 ? ihi : ihi2;
+      pl.lo = k == first_input ? ilo : ilo2;
+      pl.hi = k == first_input ? ihi : ihi2;
       // The address parameter is the window origin, pad rows above and pad columns left of the tile's corner.
       // vp_self reads operand A at STaddr1, B at STaddr (machine.hpp).
-      const bool b_operand = in.op() == Opcode::vp_self && ((k == 1) != swapped);
+      const bool b_operand = in.op() == Opcode::vp_self && ((k - first_input == 1) != swapped);
       Param at = in.op() != Opcode::vp_self ? Param::STaddr : b_operand ? Param::STaddr : Param::STaddr1;
       int64_t base = in.get(at);
       const Box& box = b_operand ? bb : ib;

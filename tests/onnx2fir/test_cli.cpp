@@ -7,6 +7,7 @@
 #include "onnx_builder.hpp"
 #include "support/error.hpp"
 #include "support/io.hpp"
+#include "support/npy.hpp"
 #include "testing.hpp"
 #include "tflite_builder.hpp"
 
@@ -241,4 +242,34 @@ TEST_CASE("--report lists what runs where and why: host steps, their layers with
   r = cct::testing::run_tool("onnx2fir", write_model(dir, "t.onnx", tiny()) + " -o " + dir + "/t.fir.json --calib-random 2 --report --quiet");
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   CHECK(r.err.find("on the host: 0 step(s) of 0 layer(s)") != std::string::npos);
+}
+
+TEST_CASE("--constant-input fixes a model input (a Slice's starts given as an input, as ONNX's node tests do)") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_constant_input");
+  OnnxBuilder b;
+  b.input("x", {1, 8, 4, 4}).input("starts", {1}).output("y", {1, 3, 4, 4});
+  b.init_i64("ends", {1}, {7}).init_i64("axes", {1}, {1}).init_i64("steps", {1}, {2});
+  b.random_init("w", {8, 8, 1, 1}).random_init("b", {8}, 0.1f);
+  b.node("Conv", {"x", "w", "b"}, {"c"});
+  b.node("Slice", {"c", "starts", "ends", "axes", "steps"}, {"y"});
+  std::string model = write_model(dir, "s.onnx", b);
+  // Without the value the slice's bounds are unknown.
+  auto r = cct::testing::run_tool("onnx2fir", model + " --calib-random 2 --quiet -o " + dir + "/a.json");
+  CHECK(r.exit_code == kExitInvalidInput);
+  write_npy(dir + "/starts.npy", NpyArray::from_int32({1}, {1}));
+  r = cct::testing::run_tool("onnx2fir", model + " --constant-input starts=" + dir + "/starts.npy --calib-random 2 --quiet -o " +
+                                             dir + "/s.json");
+  REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+  fir::Graph g = fir::read_fir(dir + "/s.json");
+  const fir::Layer* s = nullptr;
+  for (const auto& l : g.layers())
+    if (l.op == fir::Op::Slice) s = &l;
+  REQUIRE(s);
+  CHECK(*s->starts == std::vector<int64_t>{0, 1, 0, 0});
+  CHECK(*s->ends == std::vector<int64_t>{1, 7, 4, 4});
+  CHECK(*s->steps == std::vector<int64_t>{1, 2, 1, 1});
+  CHECK(s->output_shape[0] == fir::Shape{1, 3, 4, 4});
+  r = cct::testing::run_tool("onnx2fir", model + " --constant-input nope=" + dir + "/starts.npy -o " + dir + "/n.json");
+  CHECK(r.exit_code == kExitUsage);
+  CHECK(r.err.find("has no input 'nope'") != std::string::npos);
 }
