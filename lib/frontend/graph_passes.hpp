@@ -32,8 +32,9 @@ int simplify_layout(interp::Graph& g);
 // count_include_pad, the AveragePool) reading it. Returns the number folded.
 int fold_pads(interp::Graph& g);
 
-// Turns each remaining zero constant Pad of the spatial axes of an image into
-// a depthwise 1x1 Conv by 1 with the Pad's padding. Returns the number made.
+// Turns each remaining constant Pad of the spatial axes of an image into a
+// depthwise 1x1 Conv by 1 with the Pad's padding (zeros); a nonzero value v
+// becomes Sub(x, v), that Conv, Add(.., v). Returns the number made.
 int pads_to_conv(interp::Graph& g);
 
 // Runs the float interpreter once on zero inputs when some computed tensor

@@ -187,9 +187,9 @@ class Lowerer {
     if (op == "Resize" || op == "Upsample") return resize(n);
     if (op == "Pad")
       fail(n, "Pad in mode '" + n.get_string("mode", "constant") +
-                  "' is not supported: only a zero constant Pad of the spatial axes of an image (N, C, H, W) with "
-                  "constant non-negative pads runs on the accelerator (as a convolution's padding); reflect, edge and "
-                  "nonzero constant padding copy or fill border pixels, which no instruction does");
+                  "' is not supported: only a constant Pad of the spatial axes of an image (N, C, H, W) with "
+                  "constant non-negative pads and a constant finite value runs on the accelerator (as a convolution's "
+                  "padding); reflect and edge padding copy border pixels, which no instruction does");
     if (op == "BatchNormalization")
       fail(n, "BatchNormalization whose scale, bias, mean and variance are not constants (per channel) is not supported");
     fail(n, "operator " + op + " has no Frontend IR equivalent");
