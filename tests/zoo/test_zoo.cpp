@@ -1,8 +1,10 @@
 // The network zoo through the whole chain (label "slow"): torchvision
 // MobileNetV2, MobileNetV3-Small, EfficientNet-B0, RegNetX-400MF,
-// ResNeXt-50 32x4d and ResNet-50 (random weights), the TFLite files of the
-// reference data, and libonnx-testdata's pytorch-converted Conv2d tests
-// (grouped, depthwise, dilated, strided, padded), compiled by onnx2fir's
+// ResNeXt-50 32x4d, ResNet-50 and LR-ASPP MobileNetV3-Large (random
+// weights), the TFLite files of the reference data, libonnx-testdata's
+// pytorch-converted Conv2d tests (grouped, depthwise, dilated, strided,
+// padded) and node tests of pooling, resize, standalone BatchNormalization
+// and activations (calibrated on their own input), compiled by onnx2fir's
 // pipeline at batch 1 and 4, mapped by gemini for zebu-1core and
 // chip-64tops, and run by the functional model with golden checks. Each case
 // must be bit for bit: every accelerator layer equal to its golden
@@ -57,7 +59,6 @@ const Net kNets[] = {
     {"test_Conv2d_groups", Kind::OnnxTest},
     {"test_Conv2d_dilated", Kind::OnnxTest},
     {"lraspp_mobilenet_v3_large", Kind::Torchvision},
-    {"fcn_resnet50", Kind::Torchvision},
     {"test_averagepool_2d_ceil", Kind::OnnxNode},
     {"test_averagepool_2d_default", Kind::OnnxNode},
     {"test_averagepool_2d_pads", Kind::OnnxNode},
