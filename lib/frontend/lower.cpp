@@ -91,8 +91,9 @@ class Lowerer {
     return consumed_[r] ? -1 : r;
   }
   bool scalar_const(int v, float& out) const {
-    if (!is_const(v) || g_.constant(v).numel() != 1 || !g_.constant(v).is_float()) return false;
-    out = g_.constant(v).f[0];
+    // Integer scalars too: Clip on an int8 or int32 tensor has bounds of its type.
+    if (!is_const(v) || g_.constant(v).numel() != 1) return false;
+    out = static_cast<float>(g_.constant(v).at_double(0));
     return true;
   }
   static bool near(float a, float b, float tol) { return std::fabs(a - b) <= tol * std::max(1.0f, std::fabs(b)); }
