@@ -51,14 +51,35 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 
 TORCHVISION = ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "regnet_x_400mf", "resnext50_32x4d", "resnet50",
-               "squeezenet1_1", "googlenet", "densenet121", "shufflenet_v2_x1_0", "alexnet", "vgg11"]
+               "squeezenet1_1", "googlenet", "densenet121", "shufflenet_v2_x1_0", "alexnet", "vgg11",
+               "lraspp_mobilenet_v3_large"]
 TFLITE = ["mobilenet_v2_quantized_1x3x224x224", "person_detect", "hello_world_int8"]
 ONNX_TESTS = ["test_Conv2d", "test_Conv2d_strided", "test_Conv2d_padding", "test_Conv2d_depthwise",
               "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided", "test_Conv2d_depthwise_with_multiplier",
               "test_Conv2d_groups", "test_Conv2d_dilated"]
 # libonnx-testdata's node tests of the spatial operators of CNNs (pooling,
 # resize, padding, standalone BatchNormalization and activations).
-ONNX_NODE_TESTS = []
+ONNX_NODE_TESTS = ["test_averagepool_2d_ceil", "test_averagepool_2d_default", "test_averagepool_2d_pads",
+                   "test_averagepool_2d_pads_count_include_pad", "test_averagepool_2d_precomputed_pads",
+                   "test_averagepool_2d_precomputed_pads_count_include_pad",
+                   "test_averagepool_2d_precomputed_same_upper", "test_averagepool_2d_precomputed_strides",
+                   "test_averagepool_2d_same_lower", "test_averagepool_2d_same_upper", "test_averagepool_2d_strides",
+                   "test_batchnorm_epsilon", "test_batchnorm_example", "test_clip", "test_clip_default_inbounds",
+                   "test_clip_default_max", "test_clip_default_min",
+                   "test_clip_example", "test_clip_inbounds", "test_clip_outbounds", "test_clip_splitbounds",
+                   "test_elu", "test_elu_default", "test_elu_example", "test_leakyrelu", "test_leakyrelu_default",
+                   "test_leakyrelu_example", "test_maxpool_2d_ceil", "test_maxpool_2d_default",
+                   "test_maxpool_2d_dilations", "test_maxpool_2d_pads", "test_maxpool_2d_precomputed_pads",
+                   "test_maxpool_2d_precomputed_same_upper", "test_maxpool_2d_precomputed_strides",
+                   "test_maxpool_2d_same_lower", "test_maxpool_2d_same_upper", "test_maxpool_2d_strides",
+                   "test_resize_downsample_scales_linear",
+                   "test_resize_downsample_scales_linear_align_corners", "test_resize_downsample_scales_nearest",
+                   "test_resize_downsample_sizes_linear_pytorch_half_pixel", "test_resize_downsample_sizes_nearest",
+                   "test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn", "test_resize_upsample_scales_linear",
+                   "test_resize_upsample_scales_linear_align_corners", "test_resize_upsample_scales_nearest",
+                   "test_resize_upsample_sizes_nearest_ceil_half_pixel",
+                   "test_resize_upsample_sizes_nearest_floor_align_corners",
+                   "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", "test_upsample_nearest"]
 ARCHS = ["zebu-1core", "chip-64tops"]
 BATCHES = [1, 4]
 STAGES = ["export", "onnx2fir", "gemini", "irgen", "asm", "zebusim", "functional"]
@@ -431,11 +452,13 @@ def run_network_batch(r, net, batch, archs):
         fir, fir_path, data = compile_fir(r, net, batch, case_dir)
         info = fir_summary(fir)
     except StageError as e:
-        skipped = net.kind == "tflite" and batch != 1 and e.stage == "onnx2fir"
+        skipped = net.kind in ("tflite", "onnx-node") and batch != 1 and e.stage == "onnx2fir"
         for arch in archs:
             res = {"stage": e.stage, "error": e.message}
             if skipped:
-                res["skipped"] = "a TFLite model has a fixed batch; onnx2fir --batch " + str(batch) + " refuses it"
+                res["skipped"] = ("a TFLite model has a fixed batch" if net.kind == "tflite" else
+                                  "the node test fixes its batch (e.g. a Resize's sizes)") + \
+                    "; onnx2fir --batch " + str(batch) + " refuses it"
             results.append((arch, res, None))
         r.note(f"{net.name} b{batch}: {e.stage} failed ({time.monotonic() - t0:.1f} s)")
         return results

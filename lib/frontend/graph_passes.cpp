@@ -441,7 +441,9 @@ int fold_pads(Graph& g) {
 
 int pads_to_conv(Graph& g) {
   int made = 0;
-  for (Node& pad : g.nodes) {
+  std::vector<std::pair<size_t, std::vector<Node>>> extra;  // node index, {Sub, Add}
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& pad = g.nodes[k];
     if (pad.op != "Pad" || pad.get_string("mode", "constant") != "constant") continue;
     int x = pad.input(0);
     if (!g.value(x).has_shape || g.value(x).shape.size() != 4) continue;
@@ -458,11 +460,38 @@ int pads_to_conv(Graph& g) {
         value = static_cast<float>(g.constant(pad.input(2)).at_double(0));
       }
     }
-    if (pads.size() != 8 || value != 0.0f || pads[0] || pads[1] || pads[4] || pads[5]) continue;
+    if (pads.size() != 8 || !std::isfinite(value) || pads[0] || pads[1] || pads[4] || pads[5]) continue;
     if (std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v < 0; })) continue;
     // A zero Pad of the spatial axes is a depthwise 1x1 convolution by 1
     // whose padding is the Pad's: the PE array fills the border with zeros.
+    // Another value v: (x - v) padded with zeros, plus v.
     const int64_t C = g.value(x).shape[1];
+    const int y = pad.outputs[0];
+    int conv_in = x, conv_out = y;
+    std::vector<Node> around;
+    if (value != 0.0f) {
+      auto mid = [&](const std::string& base, const interp::Shape& sh) {
+        interp::Value v;
+        v.name = g.unique_name(base);
+        v.dtype = interp::DType::F32;
+        v.shape = sh;
+        v.has_shape = true;
+        return g.add_value(std::move(v));
+      };
+      int vv = add_constant(g, pad.name + "_value", Tensor::floats({1}, {value}));
+      conv_in = mid(pad.name + "_shifted", g.value(x).shape);
+      interp::Shape ps = g.value(x).shape;
+      ps[2] += pads[2] + pads[6], ps[3] += pads[3] + pads[7];
+      conv_out = mid(pad.name + "_zero_padded", ps);
+      Node sub;
+      sub.op = "Sub", sub.name = pad.name + "_sub", sub.source_index = pad.source_index;
+      sub.inputs = {x, vv}, sub.outputs = {conv_in};
+      Node add;
+      add.op = "Add", add.name = pad.name + "_add", add.source_index = pad.source_index;
+      add.inputs = {conv_out, vv}, add.outputs = {y};
+      around.push_back(std::move(sub));
+      around.push_back(std::move(add));
+    }
     Node conv;
     conv.op = "Conv";
     conv.name = pad.name;
@@ -480,10 +509,28 @@ int pads_to_conv(Graph& g) {
     pa.ints = {pads[2], pads[3], pads[6], pads[7]};
     conv.attrs["pads"] = pa;
     int wv = add_constant(g, pad.name + "_identity", Tensor::floats({C, 1, 1, 1}, std::vector<float>(size_t(C), 1.0f)));
-    conv.inputs = {x, wv};
-    conv.outputs = {pad.outputs[0]};
-    pad = std::move(conv);
+    conv.inputs = {conv_in, wv};
+    conv.outputs = {conv_out};
+    if (around.empty()) {
+      pad = std::move(conv);
+    } else {
+      conv.name = pad.name + "_conv";
+      pad = std::move(conv);
+      extra.push_back({k, std::move(around)});
+    }
     ++made;
+  }
+  if (!extra.empty()) {
+    // The Sub before its Conv, the Add after it.
+    std::vector<Node> kept;
+    size_t e = 0;
+    for (size_t k = 0; k < g.nodes.size(); ++k) {
+      bool here = e < extra.size() && extra[e].first == k;
+      if (here) kept.push_back(std::move(extra[e].second[0]));
+      kept.push_back(std::move(g.nodes[k]));
+      if (here) kept.push_back(std::move(extra[e++].second[1]));
+    }
+    g.nodes = std::move(kept);
   }
   g.relink();
   return made;

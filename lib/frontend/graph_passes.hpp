@@ -36,8 +36,9 @@ int fold_pads(interp::Graph& g);
 // GlobalAveragePool (and a Reshape when keepdims is 0). Returns the number
 // rewritten.
 int spatial_means_to_pooling(interp::Graph& g);
-// Turns each remaining zero constant Pad of the spatial axes of an image into
-// a depthwise 1x1 Conv by 1 with the Pad's padding. Returns the number made.
+// Turns each remaining constant Pad of the spatial axes of an image into a
+// depthwise 1x1 Conv by 1 with the Pad's padding (zeros); a nonzero value v
+// becomes Sub(x, v), that Conv, Add(.., v). Returns the number made.
 int pads_to_conv(interp::Graph& g);
 
 // Runs the float interpreter once on zero inputs when some computed tensor

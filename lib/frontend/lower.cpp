@@ -101,8 +101,9 @@ class Lowerer {
     return consumed_[r] ? -1 : r;
   }
   bool scalar_const(int v, float& out) const {
-    if (!is_const(v) || g_.constant(v).numel() != 1 || !g_.constant(v).is_float()) return false;
-    out = g_.constant(v).f[0];
+    // Integer scalars too: Clip on an int8 or int32 tensor has bounds of its type.
+    if (!is_const(v) || g_.constant(v).numel() != 1) return false;
+    out = static_cast<float>(g_.constant(v).at_double(0));
     return true;
   }
   static bool near(float a, float b, float tol) { return std::fabs(a - b) <= tol * std::max(1.0f, std::fabs(b)); }
@@ -201,9 +202,9 @@ class Lowerer {
     if (op == "Resize" || op == "Upsample") return resize(n);
     if (op == "Pad")
       fail(n, "Pad in mode '" + n.get_string("mode", "constant") +
-                  "' is not supported: only a zero constant Pad of the spatial axes of an image (N, C, H, W) with "
-                  "constant non-negative pads runs on the accelerator (as a convolution's padding); reflect, edge and "
-                  "nonzero constant padding copy or fill border pixels, which no instruction does");
+                  "' is not supported: only a constant Pad of the spatial axes of an image (N, C, H, W) with "
+                  "constant non-negative pads and a constant finite value runs on the accelerator (as a convolution's "
+                  "padding); reflect and edge padding copy border pixels, which no instruction does");
     if (op == "BatchNormalization")
       fail(n, "BatchNormalization whose scale, bias, mean and variance are not constants (per channel) is not supported");
     fail(n, "operator " + op + " has no Frontend IR equivalent");

@@ -9,6 +9,8 @@
 #include "interp/float_interp.hpp"
 #include "onnx_builder.hpp"
 #include "support/error.hpp"
+#include "support/npy.hpp"
+#include "../testing/testing.hpp"
 
 using namespace cct;
 using cct::testing::OnnxBuilder;
@@ -147,21 +149,48 @@ TEST_CASE("BatchNormalization folds into the convolution without changing result
   for (size_t k = 0; k < before[0].f.size(); ++k) CHECK(after[0].f[k] == doctest::Approx(before[0].f[k]).epsilon(1e-5));
 }
 
-TEST_CASE("a standalone BatchNormalization becomes a per-channel multiply and add") {
-  OnnxBuilder b;
-  b.input("x", {1, 2, 3, 3}).output("y", {1, 2, 3, 3});
-  b.init("s", {2}, {2.0f, 3.0f}).init("b", {2}, {1.0f, -1.0f}).init("m", {2}, {0.5f, 0.0f}).init("v", {2}, {1.0f, 4.0f});
-  b.node("Relu", {"x"}, {"r"});
-  b.node("BatchNormalization", {"r", "s", "b", "m", "v"}, {"y"});
-  auto g = frontend::import_onnx_bytes(b.bytes(), "bn.onnx", ".");
-  interp::Tensor x = ramp({1, 2, 3, 3});
-  auto before = interp::FloatInterpreter(g).run({x});
-  frontend::simplify(g);
-  std::vector<std::string> ops;
-  for (const auto& n : g.nodes) ops.push_back(n.op);
-  CHECK(ops == std::vector<std::string>{"Relu", "Mul", "Add"});
-  auto after = interp::FloatInterpreter(g).run({x});
-  for (size_t k = 0; k < before[0].f.size(); ++k) CHECK(after[0].f[k] == doctest::Approx(before[0].f[k]).epsilon(1e-5));
+TEST_CASE("a standalone BatchNormalization becomes a depthwise 1x1 Conv on images, a multiply and add otherwise") {
+  for (bool image : {true, false}) {
+    CAPTURE(image);
+    interp::Shape xs = image ? interp::Shape{1, 2, 3, 3} : interp::Shape{1, 2, 3};
+    OnnxBuilder b;
+    b.input("x", xs).output("y", xs);
+    b.init("s", {2}, {2.0f, 3.0f}).init("b", {2}, {1.0f, -1.0f}).init("m", {2}, {0.5f, 0.0f}).init("v", {2}, {1.0f, 4.0f});
+    b.node("Relu", {"x"}, {"r"});
+    b.node("BatchNormalization", {"r", "s", "b", "m", "v"}, {"y"});
+    auto g = frontend::import_onnx_bytes(b.bytes(), "bn.onnx", ".");
+    interp::Tensor x = ramp(xs);
+    auto before = interp::FloatInterpreter(g).run({x});
+    frontend::simplify(g);
+    std::vector<std::string> ops;
+    for (const auto& n : g.nodes) ops.push_back(n.op);
+    CHECK(ops == (image ? std::vector<std::string>{"Relu", "Conv"} : std::vector<std::string>{"Relu", "Mul", "Add"}));
+    auto after = interp::FloatInterpreter(g).run({x});
+    for (size_t k = 0; k < before[0].f.size(); ++k) CHECK(after[0].f[k] == doctest::Approx(before[0].f[k]).epsilon(1e-5));
+  }
+}
+
+TEST_CASE("a standalone constant Pad becomes a depthwise 1x1 Conv with its padding (and a shift for a nonzero value)") {
+  for (float value : {0.0f, 1.5f}) {
+    CAPTURE(value);
+    OnnxBuilder b;
+    b.input("x", {1, 2, 3, 4}).output("y", {1, 2, 5, 9});
+    b.init_i64("pads", {8}, {0, 0, 1, 2, 0, 0, 1, 3});
+    b.init("value", {}, {value});
+    b.node("Pad", {"x", "pads", "value"}, {"p"});
+    b.node("Relu", {"p"}, {"y"});
+    auto g = frontend::import_onnx_bytes(b.bytes(), "pad.onnx", ".");
+    interp::Tensor x = ramp({1, 2, 3, 4});
+    auto before = interp::FloatInterpreter(g).run({x});
+    frontend::simplify(g);
+    std::vector<std::string> ops;
+    for (const auto& n : g.nodes) ops.push_back(n.op);
+    CHECK(ops == (value == 0.0f ? std::vector<std::string>{"Conv", "Relu"}
+                                : std::vector<std::string>{"Sub", "Conv", "Add", "Relu"}));
+    auto after = interp::FloatInterpreter(g).run({x});
+    REQUIRE(before[0].f.size() == after[0].f.size());
+    for (size_t k = 0; k < before[0].f.size(); ++k) CHECK(after[0].f[k] == doctest::Approx(before[0].f[k]).epsilon(1e-5));
+  }
 }
 
 TEST_CASE("constant subgraphs fold and shape arithmetic disappears") {
@@ -209,4 +238,26 @@ TEST_CASE("transposes that cancel are removed and Pad folds into Conv") {
   auto after = interp::FloatInterpreter(g).run({x});
   REQUIRE(after[0].shape == before[0].shape);
   for (size_t k = 0; k < before[0].f.size(); ++k) CHECK(after[0].f[k] == doctest::Approx(before[0].f[k]).epsilon(1e-5));
+}
+
+TEST_CASE("--constant-input turns a graph input into a constant, by name or by the TensorProto's own name") {
+  OnnxBuilder b;
+  b.input("x", {1, 2, 2, 2}).input("slope", {2, 1, 1}).output("y", {1, 2, 2, 2});
+  b.node("PRelu", {"x", "slope"}, {"y"});
+  std::string dir = testing::temp_dir("constant_input");
+  std::string npy = dir + "/slope.npy";
+  write_npy(npy, NpyArray::from_float({0.25f, -2.0f}, {2, 1, 1}));
+  frontend::ImportOptions io;
+  io.constant_inputs = {{"slope", npy}};
+  auto g = frontend::import_onnx_bytes(b.bytes(), "prelu.onnx", ".", io);
+  REQUIRE(g.inputs.size() == 1);
+  CHECK(g.value(g.inputs[0]).name == "x");
+  int s = g.find("slope");
+  REQUIRE(g.is_constant(s));
+  CHECK(g.constant(s).f == std::vector<float>{0.25f, -2.0f});
+  io.constant_inputs = {{"nope", npy}};
+  CHECK_THROWS_WITH_AS(frontend::import_onnx_bytes(b.bytes(), "prelu.onnx", ".", io),
+                       doctest::Contains("has no input 'nope'"), Error);
+  io.constant_inputs = {{"", npy}};  // a .npy has no name
+  CHECK_THROWS_AS(frontend::import_onnx_bytes(b.bytes(), "prelu.onnx", ".", io), Error);
 }

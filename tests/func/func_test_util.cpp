@@ -21,7 +21,8 @@ using namespace cct;
 namespace func_test {
 
 const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag,
-                              const std::vector<std::pair<std::string, std::string>>& constant_inputs) {
+                              const std::vector<std::pair<std::string, std::string>>& constant_inputs,
+                              const std::string& calib_dir) {
   static std::map<std::string, Compiled> cache;
   std::string key = tag + "_b" + std::to_string(batch);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -32,7 +33,8 @@ const Compiled& compile_model(const std::string& model_path, int batch, const st
   io.constant_inputs = constant_inputs;
   frontend::CompileOptions o;
   o.import = io;
-  o.calib_random = 8;
+  if (calib_dir.empty()) o.calib_random = 8;
+  else o.calib_dir = calib_dir;
   o.golden = true;
   frontend::CompileResult r = frontend::compile(frontend::load_model(model_path, io), o);
   for (const auto& [name, a] : r.files) write_npy((fs::path(c.dir) / name).string(), a);

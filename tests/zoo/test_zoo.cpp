@@ -4,9 +4,11 @@
 // GoogLeNet, DenseNet-121 (concats of many inputs of any channel counts) and
 // ShuffleNetV2 (channel split and shuffle), AlexNet and VGG-11 (the last two
 // stream their large dense layers' weights in runs, VGG-11 b4 on one core
-// spills) (random weights), the TFLite files of the
-// reference data, and libonnx-testdata's pytorch-converted Conv2d tests
-// (grouped, depthwise, dilated, strided, padded), compiled by onnx2fir's
+// spills), LR-ASPP MobileNetV3-Large (resize) (random weights), the TFLite
+// files of the reference data, libonnx-testdata's pytorch-converted Conv2d
+// tests (grouped, depthwise, dilated, strided, padded) and node tests of
+// pooling, resize, standalone BatchNormalization and activations (calibrated
+// on their own input), compiled by onnx2fir's
 // pipeline at batch 1 and 4, mapped by gemini for zebu-1core and
 // chip-64tops, and run by the functional model with golden checks. Each case
 // must be bit for bit: every accelerator layer equal to its golden
@@ -70,6 +72,57 @@ const Net kNets[] = {
     {"test_Conv2d_depthwise_with_multiplier", Kind::OnnxTest},
     {"test_Conv2d_groups", Kind::OnnxTest},
     {"test_Conv2d_dilated", Kind::OnnxTest},
+    {"lraspp_mobilenet_v3_large", Kind::Torchvision},
+    {"test_averagepool_2d_ceil", Kind::OnnxNode},
+    {"test_averagepool_2d_default", Kind::OnnxNode},
+    {"test_averagepool_2d_pads", Kind::OnnxNode},
+    {"test_averagepool_2d_pads_count_include_pad", Kind::OnnxNode},
+    {"test_averagepool_2d_precomputed_pads", Kind::OnnxNode},
+    {"test_averagepool_2d_precomputed_pads_count_include_pad", Kind::OnnxNode},
+    {"test_averagepool_2d_precomputed_same_upper", Kind::OnnxNode},
+    {"test_averagepool_2d_precomputed_strides", Kind::OnnxNode},
+    {"test_averagepool_2d_same_lower", Kind::OnnxNode},
+    {"test_averagepool_2d_same_upper", Kind::OnnxNode},
+    {"test_averagepool_2d_strides", Kind::OnnxNode},
+    {"test_batchnorm_epsilon", Kind::OnnxNode},
+    {"test_batchnorm_example", Kind::OnnxNode},
+    {"test_clip", Kind::OnnxNode},
+    {"test_clip_default_inbounds", Kind::OnnxNode},
+    {"test_clip_default_max", Kind::OnnxNode},
+    {"test_clip_default_min", Kind::OnnxNode},
+    {"test_clip_example", Kind::OnnxNode},
+    {"test_clip_inbounds", Kind::OnnxNode},
+    {"test_clip_outbounds", Kind::OnnxNode},
+    {"test_clip_splitbounds", Kind::OnnxNode},
+    {"test_elu", Kind::OnnxNode},
+    {"test_elu_default", Kind::OnnxNode},
+    {"test_elu_example", Kind::OnnxNode},
+    {"test_leakyrelu", Kind::OnnxNode},
+    {"test_leakyrelu_default", Kind::OnnxNode},
+    {"test_leakyrelu_example", Kind::OnnxNode},
+    {"test_maxpool_2d_ceil", Kind::OnnxNode},
+    {"test_maxpool_2d_default", Kind::OnnxNode},
+    {"test_maxpool_2d_dilations", Kind::OnnxNode},
+    {"test_maxpool_2d_pads", Kind::OnnxNode},
+    {"test_maxpool_2d_precomputed_pads", Kind::OnnxNode},
+    {"test_maxpool_2d_precomputed_same_upper", Kind::OnnxNode},
+    {"test_maxpool_2d_precomputed_strides", Kind::OnnxNode},
+    {"test_maxpool_2d_same_lower", Kind::OnnxNode},
+    {"test_maxpool_2d_same_upper", Kind::OnnxNode},
+    {"test_maxpool_2d_strides", Kind::OnnxNode},
+    {"test_resize_downsample_scales_linear", Kind::OnnxNode},
+    {"test_resize_downsample_scales_linear_align_corners", Kind::OnnxNode},
+    {"test_resize_downsample_scales_nearest", Kind::OnnxNode},
+    {"test_resize_downsample_sizes_linear_pytorch_half_pixel", Kind::OnnxNode},
+    {"test_resize_downsample_sizes_nearest", Kind::OnnxNode},
+    {"test_resize_downsample_sizes_nearest_tf_half_pixel_for_nn", Kind::OnnxNode},
+    {"test_resize_upsample_scales_linear", Kind::OnnxNode},
+    {"test_resize_upsample_scales_linear_align_corners", Kind::OnnxNode},
+    {"test_resize_upsample_scales_nearest", Kind::OnnxNode},
+    {"test_resize_upsample_sizes_nearest_ceil_half_pixel", Kind::OnnxNode},
+    {"test_resize_upsample_sizes_nearest_floor_align_corners", Kind::OnnxNode},
+    {"test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", Kind::OnnxNode},
+    {"test_upsample_nearest", Kind::OnnxNode},
 };
 const std::string kArchs[] = {"zebu-1core", "chip-64tops"};
 
@@ -131,10 +184,21 @@ Prepared prepare(const Net& n, int batch) {
     if (n.kind == Kind::OnnxNode)
       for (int k = 1; fs::exists(fs::path(path).parent_path() / "test_data_set_0" / ("input_" + std::to_string(k) + ".pb")); ++k)
         constants.emplace_back("", (fs::path(path).parent_path() / "test_data_set_0" / ("input_" + std::to_string(k) + ".pb")).string());
-    p.c = func_test::compile_model(path, batch, "zoo_" + n.name, constants);
+    // A node test calibrates on its own input: its values (ramps up to 25,
+    // say) lie beyond the range random normal samples calibrate.
+    std::string calib;
+    if (n.kind == Kind::OnnxNode) {
+      calib = testing::temp_dir("zoo/calib_" + n.name);
+      interp::Tensor x0 = read_pb(fs::path(path).parent_path() / "test_data_set_0" / "input_0.pb");
+      write_npy(calib + "/input_0.npy", NpyArray::from_float(x0.f, x0.shape));
+    }
+    p.c = func_test::compile_model(path, batch, "zoo_" + n.name, constants, calib);
   } catch (const Error& e) {
     if (n.kind == Kind::Tflite && batch != 1)
       p.skipped = "a TFLite model has a fixed batch; onnx2fir refuses --batch " + std::to_string(batch) + ": " + e.what();
+    else if (n.kind == Kind::OnnxNode && batch != 1)
+      p.skipped = "the node test fixes its batch (e.g. a Resize's sizes); onnx2fir refuses --batch " + std::to_string(batch) +
+                  ": " + zoo::first_line(e.what());
     else
       p.stage = "onnx2fir", p.error = zoo::first_line(e.what());
     return p;
@@ -181,7 +245,10 @@ Prepared prepare(const Net& n, int batch) {
 void run_matrix(int batch) {
   int cases = 0, passed = 0, skipped = 0;
   std::vector<std::string> failing;
+  // CCT_ZOO_ONLY=a,b runs those networks only (a quick look at a few).
+  const char* only = std::getenv("CCT_ZOO_ONLY");
   for (const Net& n : kNets) {
+    if (only && *only && ("," + std::string(only) + ",").find("," + n.name + ",") == std::string::npos) continue;
     Prepared p = prepare(n, batch);
     const int64_t npu = p.skipped.empty() && p.error.empty() ? zoo::npu_layers(p.c.graph) : 0;
     const int64_t real = p.skipped.empty() && p.error.empty() ? zoo::real_macs(p.c.graph) : 0;
