@@ -693,8 +693,11 @@ class Searcher {
   // One step of splitting a segment: the next batch-group count, else twice
   // the row stripes (layers not cut along h, up to their rows).
   bool raise(SegmentPlan& sp) const {
-    auto next = std::upper_bound(groups_.begin(), groups_.end(), sp.batch_groups);
-    if (next != groups_.end()) {
+    // A group's samples still divide among each layer's b parts.
+    for (auto next = std::upper_bound(groups_.begin(), groups_.end(), sp.batch_groups); next != groups_.end(); ++next) {
+      bool whole = true;
+      for (const auto& lp : sp.layers) whole = whole && (net_.batch / *next) % lp.part.b == 0;
+      if (!whole) continue;
       sp.batch_groups = *next;
       return true;
     }
