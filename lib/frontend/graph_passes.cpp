@@ -560,59 +560,6 @@ bool complete_shapes(Graph& g) {
   return true;
 }
 
-// A ReduceMean over exactly the two spatial axes of a 4-D tensor (the
-// global pooling at the end of shufflenet and others) is a
-// GlobalAveragePool, followed by a Reshape when keepdims is 0: the FIR has
-// average pooling (the vector processor's) but no reduction.
-int spatial_means_to_pooling(Graph& g) {
-  int changed = 0;
-  const size_t count = g.nodes.size();
-  for (size_t k = 0; k < count; ++k) {
-    Node& n = g.nodes[k];
-    if (n.op != "ReduceMean" || !n.domain.empty() || n.outputs.size() != 1) continue;
-    const int x = n.input(0), out = n.outputs[0];
-    if (x < 0 || out < 0 || !g.value(x).has_shape || !g.value(out).has_shape || g.value(x).shape.size() != 4) continue;
-    std::vector<int64_t> axes = n.get_ints("axes");
-    if (n.input(1) >= 0) {  // opset 18: axes as an input
-      if (!g.is_constant(n.input(1))) continue;
-      axes = g.constant(n.input(1)).to_ints();
-    }
-    for (auto& a : axes)
-      if (a < 0) a += 4;
-    std::sort(axes.begin(), axes.end());
-    if (axes != std::vector<int64_t>{2, 3}) continue;
-    const bool keep = n.get_int("keepdims", 1) != 0;
-    const std::string name = n.name;
-    n.op = "GlobalAveragePool";
-    n.attrs.clear();
-    n.inputs = {x};
-    if (!keep) {
-      const interp::Shape& xs = g.value(x).shape;
-      interp::Value pv;
-      pv.name = g.unique_name(g.value(out).name + "_pooled");
-      pv.dtype = g.value(x).dtype;
-      pv.shape = {xs[0], xs[1], 1, 1};
-      pv.has_shape = true;
-      const int pooled = g.add_value(std::move(pv));
-      g.nodes[k].outputs = {pooled};
-      Node r;
-      r.name = name + "_reshape";
-      r.op = "Reshape";
-      r.source_index = g.nodes[k].source_index;
-      const interp::Shape os = g.value(out).shape;
-      r.inputs = {pooled, add_constant(g, name + "_shape", Tensor::ints({static_cast<int64_t>(os.size())}, os))};
-      r.outputs = {out};
-      g.nodes.push_back(std::move(r));
-    }
-    ++changed;
-  }
-  if (changed) {
-    g.relink();
-    g.topo_sort();
-  }
-  return changed;
-}
-
 void simplify(Graph& g) {
   fold_constants(g);
   remove_noops(g);
@@ -624,7 +571,6 @@ void simplify(Graph& g) {
   fold_batch_norm(g);
   g.prune();
   complete_shapes(g);
-  spatial_means_to_pooling(g);
   // Shapes may have become known: fold what reads them (a Resize's sizes
   // taken from a Shape), drop reshapes that turned out to be no-ops.
   while (fold_constants(g) > 0) {

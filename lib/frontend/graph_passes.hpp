@@ -32,10 +32,6 @@ int simplify_layout(interp::Graph& g);
 // count_include_pad, the AveragePool) reading it. Returns the number folded.
 int fold_pads(interp::Graph& g);
 
-// A ReduceMean over exactly the spatial axes (2, 3) of a 4-D tensor into a
-// GlobalAveragePool (and a Reshape when keepdims is 0). Returns the number
-// rewritten.
-int spatial_means_to_pooling(interp::Graph& g);
 // Turns each remaining constant Pad of the spatial axes of an image into a
 // depthwise 1x1 Conv by 1 with the Pad's padding (zeros); a nonzero value v
 // becomes Sub(x, v), that Conv, Add(.., v). Returns the number made.
