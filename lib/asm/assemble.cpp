@@ -1788,9 +1788,21 @@ void CoreAssembler::workload(size_t k) {
     return a.order < b.order;
   });
   std::vector<Load> own_rest;
-  for (const auto& l : own)
-    if (l.type == Load::Weights) emit_load(k, l);
-    else own_rest.push_back(l);
+  for (const auto& l : own) {
+    if (l.type != Load::Weights) {
+      own_rest.push_back(l);
+      continue;
+    }
+    // Weights loaded into L2 go before the previous workload's stores (the
+    // reference programs' order) unless they land on bytes a store still
+    // reads: then the stores go first, or the load would overwrite them.
+    for (const auto& ps : pending_stores_)
+      if (l.buffer->address < ps.src->address + ps.src->size && ps.src->address < l.buffer->address + l.buffer->size) {
+        flush_stores();
+        break;
+      }
+    emit_load(k, l);
+  }
   flush_stores();
   emit_syncs(w.workload_id);
   auto tiles = tiles_in_order(k);

@@ -51,6 +51,11 @@ int64_t npu_layers(const fir::Graph& g) {
   return std::count_if(g.layers().begin(), g.layers().end(), [](const fir::Layer& l) { return l.device == fir::Device::Npu; });
 }
 
+int64_t npu_move_layers(const fir::Graph& g) {
+  return std::count_if(g.layers().begin(), g.layers().end(),
+                       [](const fir::Layer& l) { return l.device == fir::Device::Npu && fir::is_move_op(l.op); });
+}
+
 std::vector<interp::QTensor> expected_outputs(const func_test::Compiled& c, const NpyArray& input) {
   interp::FirExecutor ex(c.graph, interp::directory_loader(c.dir));
   return ex.run({interp::Tensor::floats(input.shape, input.to_float())});

@@ -22,6 +22,10 @@ namespace zoo {
 // output elements times the first input's last axis.
 int64_t real_macs(const cct::fir::Graph& g);
 int64_t npu_layers(const cct::fir::Graph& g);
+// Accelerator layers that are data movement (concat, slice, gather): done by
+// transfers alone they have no compute instruction of their own to check and
+// are checked through their readers, whose every output is compared.
+int64_t npu_move_layers(const cct::fir::Graph& g);
 
 // What the functional run is compared with: the quantized FIR interpreter's
 // graph outputs on `input` (host layers included: the functional run runs
