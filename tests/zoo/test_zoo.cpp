@@ -4,7 +4,7 @@
 // GoogLeNet, DenseNet-121 (concats of many inputs of any channel counts) and
 // ShuffleNetV2 (channel split and shuffle), AlexNet and VGG-11 (the last two
 // stream their large dense layers' weights in runs, VGG-11 b4 on one core
-// spills), LR-ASPP MobileNetV3-Large (resize) (random weights), the TFLite
+// spills), LR-ASPP and DeepLabV3 MobileNetV3-Large and FCN ResNet-50 (resize) (random weights), the TFLite
 // files of the reference data, libonnx-testdata's pytorch-converted Conv2d
 // tests (grouped, depthwise, dilated, strided, padded) and node tests of
 // pooling, resize, standalone BatchNormalization and activations (calibrated
@@ -73,6 +73,8 @@ const Net kNets[] = {
     {"test_Conv2d_groups", Kind::OnnxTest},
     {"test_Conv2d_dilated", Kind::OnnxTest},
     {"lraspp_mobilenet_v3_large", Kind::Torchvision},
+    {"deeplabv3_mobilenet_v3_large", Kind::Torchvision},
+    {"fcn_resnet50", Kind::Torchvision},
     {"test_averagepool_2d_ceil", Kind::OnnxNode},
     {"test_averagepool_2d_default", Kind::OnnxNode},
     {"test_averagepool_2d_pads", Kind::OnnxNode},
