@@ -92,9 +92,16 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
   const int64_t group_ch = align / t.in_bytes;  // MTC0 counts groups of this many channels
   const int64_t mini_h = std::min(t.mini_h, t.h), mini_w = std::min(t.mini_w, t.w);
   const double out_floor = t.out_bytes >= 2 ? tm.pe_output_cycles_fp16 : tm.pe_output_cycles_int8;
-  // The input window of an output block of h x w pixels.
+  // The input pixels an output block of h x w pixels reads: per axis the
+  // union of each tap's run of (n - 1) * stride + 1 pixels. Taps further
+  // apart than a run (a strongly dilated kernel) leave gaps the array does
+  // not read, so the span is the taps' runs, not the whole window.
+  auto span = [](int64_t n, int64_t stride, int64_t taps_on_axis, int64_t dilation) {
+    const int64_t run = (n - 1) * stride + 1;
+    return dilation <= run ? run + (taps_on_axis - 1) * dilation : taps_on_axis * run;
+  };
   auto window_of = [&](int64_t h, int64_t w) {
-    return ((h - 1) * t.stride_h + (t.r - 1) * t.dilation_h + 1) * ((w - 1) * t.stride_w + (t.s - 1) * t.dilation_w + 1);
+    return span(h, t.stride_h, t.r, t.dilation_h) * span(w, t.stride_w, t.s, t.dilation_w);
   };
   // Input channels the outputs [k0, k1) read: all of them for a dense
   // convolution, the channels of the groups they belong to otherwise (a

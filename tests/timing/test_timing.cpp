@@ -128,6 +128,16 @@ TEST_CASE("grouped and dilated convolutions: true MACs, priced by the channels e
   auto x = timing::conv_cost(a, dil);
   CHECK(x.macs == timing::conv_cost(a, dense).macs);
   CHECK(x.act_bytes > timing::conv_cost(a, dense).act_bytes);
+  // Taps further apart than a mini tile's run of pixels (DeepLab's atrous
+  // rates 12 to 36 on a 14 x 14 map): the array reads each tap's run, not the
+  // gaps, so a wider rate reads no more than the taps' pixels.
+  ConvTile far = dense, farther = dense;
+  far.dilation_h = far.dilation_w = 12;
+  farther.dilation_h = farther.dilation_w = 36;
+  auto f12 = timing::conv_cost(a, far), f36 = timing::conv_cost(a, farther);
+  CHECK(f36.act_bytes == f12.act_bytes);
+  CHECK(f36.cycles == f12.cycles);
+  CHECK(f12.cycles < 3 * timing::conv_cost(a, dense).cycles);
 }
 
 TEST_CASE("vector-processor layers") {
