@@ -49,6 +49,25 @@ int add_constant(Graph& g, const std::string& base, Tensor t) {
   return id;
 }
 
+// A depthwise 1x1 Conv over C channels named after `like` (weights, bias,
+// pads and the operands are the caller's): what a standalone batch norm and
+// a constant Pad become, so that the PE array runs them like any other.
+Node depthwise_1x1_conv(const Node& like, int64_t channels) {
+  Node conv;
+  conv.op = "Conv";
+  conv.name = like.name;
+  conv.source_index = like.source_index;
+  interp::Attribute grp;
+  grp.kind = interp::Attribute::Kind::Int;
+  grp.i = channels;
+  conv.attrs["group"] = grp;
+  interp::Attribute ks;
+  ks.kind = interp::Attribute::Kind::Ints;
+  ks.ints = {1, 1};
+  conv.attrs["kernel_shape"] = ks;
+  return conv;
+}
+
 }  // namespace
 
 int fold_constants(Graph& g) {
@@ -176,18 +195,7 @@ int fold_batch_norm(Graph& g) {
     if (g.value(x).shape.size() == 4 && g.value(x).shape[1] == C) {
       // Standalone on an image: a depthwise 1x1 convolution (weights a,
       // bias b), which the PE array runs like any other.
-      Node conv;
-      conv.op = "Conv";
-      conv.name = bn.name;
-      conv.source_index = bn.source_index;
-      interp::Attribute grp;
-      grp.kind = interp::Attribute::Kind::Int;
-      grp.i = C;
-      conv.attrs["group"] = grp;
-      interp::Attribute ks;
-      ks.kind = interp::Attribute::Kind::Ints;
-      ks.ints = {1, 1};
-      conv.attrs["kernel_shape"] = ks;
+      Node conv = depthwise_1x1_conv(bn, C);
       int wv = add_constant(g, bn.name + "_scale", Tensor::floats({C, 1, 1, 1}, a));
       int bv = add_constant(g, bn.name + "_shift", Tensor::floats({C}, b));
       conv.inputs = {x, wv, bv};
@@ -492,18 +500,7 @@ int pads_to_conv(Graph& g) {
       around.push_back(std::move(sub));
       around.push_back(std::move(add));
     }
-    Node conv;
-    conv.op = "Conv";
-    conv.name = pad.name;
-    conv.source_index = pad.source_index;
-    interp::Attribute grp;
-    grp.kind = interp::Attribute::Kind::Int;
-    grp.i = C;
-    conv.attrs["group"] = grp;
-    interp::Attribute ks;
-    ks.kind = interp::Attribute::Kind::Ints;
-    ks.ints = {1, 1};
-    conv.attrs["kernel_shape"] = ks;
+    Node conv = depthwise_1x1_conv(pad, C);
     interp::Attribute pa;
     pa.kind = interp::Attribute::Kind::Ints;
     pa.ints = {pads[2], pads[3], pads[6], pads[7]};
