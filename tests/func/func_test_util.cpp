@@ -20,6 +20,13 @@ using namespace cct;
 
 namespace func_test {
 
+const arch::Architecture& arch_named(const std::string& name) {
+  static std::map<std::string, arch::Architecture> cache;
+  auto it = cache.find(name);
+  if (it == cache.end()) it = cache.emplace(name, arch::load_architecture(name)).first;
+  return it->second;
+}
+
 const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag,
                               const std::vector<std::pair<std::string, std::string>>& constant_inputs,
                               const std::string& calib_dir) {

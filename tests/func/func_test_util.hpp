@@ -18,6 +18,9 @@
 
 namespace func_test {
 
+// An architecture preset or file, loaded once per test binary.
+const cct::arch::Architecture& arch_named(const std::string& name);
+
 // A FIR in a directory with its .npy files and golden activations.
 struct Compiled {
   std::string dir;       // weights, biases, scales, goldens

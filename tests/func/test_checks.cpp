@@ -26,15 +26,9 @@ namespace fs = std::filesystem;
 using namespace cct;
 using func_test::Built;
 using func_test::Compiled;
+using func_test::arch_named;
 
 namespace {
-
-const arch::Architecture& arch_named(const std::string& name) {
-  static std::map<std::string, arch::Architecture> cache;
-  auto it = cache.find(name);
-  if (it == cache.end()) it = cache.emplace(name, arch::load_architecture(name)).first;
-  return it->second;
-}
 
 struct Verdict {
   int code = 0;  // 0: accepted

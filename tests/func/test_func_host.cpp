@@ -29,6 +29,7 @@ using namespace cct;
 using cct::testing::OnnxBuilder;
 using func_test::Built;
 using func_test::Compiled;
+using func_test::arch_named;
 
 namespace {
 
@@ -55,13 +56,6 @@ const Compiled& host_model(int batch) {
     return p;
   }();
   return func_test::compile_model(path, batch, "host");
-}
-
-const arch::Architecture& arch_named(const std::string& name) {
-  static std::map<std::string, arch::Architecture> cache;
-  auto it = cache.find(name);
-  if (it == cache.end()) it = cache.emplace(name, arch::load_architecture(name)).first;
-  return it->second;
 }
 
 std::vector<std::string> host_layer_names(const fir::Graph& g) {

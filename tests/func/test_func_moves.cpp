@@ -19,15 +19,9 @@ using namespace cct;
 using cct::testing::OnnxBuilder;
 using func_test::Built;
 using func_test::Compiled;
+using func_test::arch_named;
 
 namespace {
-
-const arch::Architecture& arch_named(const std::string& name) {
-  static std::map<std::string, arch::Architecture> cache;
-  auto it = cache.find(name);
-  if (it == cache.end()) it = cache.emplace(name, arch::load_architecture(name)).first;
-  return it->second;
-}
 
 void conv(OnnxBuilder& b, const std::string& x, const std::string& out, int64_t c, int64_t k, int64_t ks, uint64_t seed) {
   b.random_init(out + "_w", {k, c, ks, ks}, 0.5f, seed).random_init(out + "_b", {k}, 0.2f, seed);

@@ -25,15 +25,9 @@ using namespace cct;
 using cct::testing::OnnxBuilder;
 using func_test::Built;
 using func_test::Compiled;
+using func_test::arch_named;
 
 namespace {
-
-const arch::Architecture& arch_named(const std::string& name) {
-  static std::map<std::string, arch::Architecture> cache;
-  auto it = cache.find(name);
-  if (it == cache.end()) it = cache.emplace(name, arch::load_architecture(name)).first;
-  return it->second;
-}
 
 std::string save(OnnxBuilder& b, const std::string& name) {
   static const std::string dir = testing::temp_dir("func_vp_models");
