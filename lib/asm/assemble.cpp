@@ -250,6 +250,20 @@ class CoreAssembler {
     out_.push_back({std::move(in), std::move(meta)});
     return out_.back();
   }
+  // The vector processor's source and destination boxes and formats (signed).
+  void vp_cfg_fm(const isa::Mapping& mp, const std::string& in_dtype, const std::string& out_dtype,
+                 const std::array<int32_t, 3>& stile, const std::array<int32_t, 3>& dtile) {
+    Instruction fm(Opcode::vp_cfg_fm);
+    fm.mapping = mp;
+    fm.set_enum(Param::IF, isa::DataSign::SIGNED);
+    fm.set_enum(Param::OF, isa::DataSign::SIGNED);
+    fm.set_enum(Param::IDF, fmt_of_dtype(in_dtype));
+    fm.set_enum(Param::ODF, fmt_of_dtype(out_dtype));
+    fm.set(Param::VF32, 0);
+    fm.set_list(Param::STile, stile);
+    fm.set_list(Param::DTile, dtile);
+    emit_cfg(fm);
+  }
   // Configuration registers are written only when their values change.
   void emit_cfg(Instruction in) {
     auto& last = cfg_[static_cast<int>(in.op())];
@@ -824,16 +838,7 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   set_number(iq1, Param::IQK1, module_value(L, "pre_cal", swap ? "requan_scale_a" : "requan_scale_b"), 0.0, true);
   emit_cfg(iq1);
 
-  Instruction fm(Opcode::vp_cfg_fm);
-  fm.mapping = mp;
-  fm.set_enum(Param::IF, isa::DataSign::SIGNED);
-  fm.set_enum(Param::OF, isa::DataSign::SIGNED);
-  fm.set_enum(Param::IDF, fmt_of_dtype(dtype_a));
-  fm.set_enum(Param::ODF, fmt_of_dtype(L.output_dtype[0]));
-  fm.set(Param::VF32, 0);
-  fm.set_list(Param::STile, ifms[ia].dims());
-  fm.set_list(Param::DTile, ofm.dims());
-  emit_cfg(fm);
+  vp_cfg_fm(mp, dtype_a, L.output_dtype[0], ifms[ia].dims(), ofm.dims());
 
   // B's own box and format, written when they differ from A's or when an
   // earlier one is in force on this core (programs without any keep the
@@ -1079,16 +1084,7 @@ void CoreAssembler::move_tile(size_t k, size_t ti, const sir::Tile& t) {
   iq1.set_float(Param::IQB1, 0.0);
   iq1.set_float(Param::IQK1, 0.0);
   emit_cfg(iq1);
-  Instruction fm(Opcode::vp_cfg_fm);
-  fm.mapping = mp;
-  fm.set_enum(Param::IF, isa::DataSign::SIGNED);
-  fm.set_enum(Param::OF, isa::DataSign::SIGNED);
-  fm.set_enum(Param::IDF, fmt_of_dtype(in_dtype));
-  fm.set_enum(Param::ODF, fmt_of_dtype(L.output_dtype[0]));
-  fm.set(Param::VF32, 0);
-  fm.set_list(Param::STile, src.dims());
-  fm.set_list(Param::DTile, dst.dims());
-  emit_cfg(fm);
+  vp_cfg_fm(mp, in_dtype, L.output_dtype[0], src.dims(), dst.dims());
   Instruction tp(Opcode::vp_cfg_tp);
   tp.mapping = mp;
   tp.set_list(Param::STRIDE, {1, 1});
