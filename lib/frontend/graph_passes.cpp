@@ -557,6 +557,304 @@ bool complete_shapes(Graph& g) {
   return true;
 }
 
+// ---- transposes sunk through channels-last regions ---------------------------
+
+namespace {
+
+std::vector<int64_t> perm_of(const Graph& g, const Node& t) {
+  std::vector<int64_t> perm = t.get_ints("perm");
+  if (perm.empty() && t.input(0) >= 0)
+    for (int64_t d = static_cast<int64_t>(g.value(t.input(0)).shape.size()) - 1; d >= 0; --d) perm.push_back(d);
+  return perm;
+}
+
+// c' with Transpose_perm(c') == c, c first given the rank of perm (numpy
+// broadcast: leading 1s). Shape: c'[perm[d]] = c[d].
+Tensor untranspose_constant(const Tensor& c, const std::vector<int64_t>& perm) {
+  const size_t r = perm.size();
+  interp::Shape cs = c.shape;
+  while (cs.size() < r) cs.insert(cs.begin(), 1);
+  interp::Shape ts(r);
+  for (size_t d = 0; d < r; ++d) ts[static_cast<size_t>(perm[d])] = cs[d];
+  std::vector<int64_t> tstride(r, 1);
+  for (size_t d = r; d-- > 1;) tstride[d - 1] = tstride[d] * ts[d];
+  Tensor out = Tensor::floats(ts);
+  std::vector<int64_t> idx(r, 0);
+  for (int64_t k = 0; k < c.numel(); ++k) {
+    int64_t dst = 0;
+    for (size_t d = 0; d < r; ++d) dst += idx[d] * tstride[static_cast<size_t>(perm[d])];
+    out.f[static_cast<size_t>(dst)] = c.f[static_cast<size_t>(k)];
+    for (size_t d = r; d-- > 0;) {
+      if (++idx[d] < cs[d]) break;
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+bool elementwise_unary(const std::string& op) {
+  static const char* const kOps[] = {"Relu", "Clip", "Sigmoid", "Tanh", "HardSwish", "HardSigmoid", "LeakyRelu",
+                                     "Elu", "Erf", "Sqrt", "Neg", "Abs", "Exp", "Reciprocal", "Softplus"};
+  for (const char* o : kOps)
+    if (op == o) return true;
+  return false;
+}
+bool elementwise_binary(const std::string& op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "PRelu";
+}
+bool reduction(const std::string& op) {
+  return op == "ReduceMean" || op == "ReduceMax" || op == "ReduceSum" || op == "ReduceMin";
+}
+
+// Axes of a reduction with keepdims (attribute, or a constant input from
+// opset 18); false when they are not known or the node drops them.
+bool reduce_axes(const Graph& g, const Node& n, std::vector<int64_t>& axes) {
+  if (n.get_int("keepdims", 1) != 1) return false;
+  if (g.opset >= 18 && n.op != "ReduceMax" && n.op != "ReduceMin") {
+    if (n.input(1) < 0 || !g.is_constant(n.input(1))) return false;
+    axes = g.constant(n.input(1)).to_ints();
+  } else if (g.opset >= 18) {
+    if (n.input(1) < 0 || !g.is_constant(n.input(1))) return false;
+    axes = g.constant(n.input(1)).to_ints();
+  } else {
+    axes = n.get_ints("axes");
+  }
+  return !axes.empty();
+}
+
+// The values of a region: each computed in the transposed layout, with its
+// counterpart in the layout before the transpose.
+struct SinkRegion {
+  std::vector<int> nodes;       // region nodes, in node order
+  std::vector<int> ends;        // Transposes reading the region (they cancel or compose)
+  std::vector<char> in_region;  // per value
+};
+
+// Collects the region of the Transpose `t`: every reader of a transposed
+// value must be an operator that commutes with the transpose (element-wise,
+// a reduction keeping its axes, a MatMul by a constant over what is axis 1
+// of a 4-D tensor before the transpose) or a Transpose; every other operand
+// of a region node a constant. False when anything else reads the region.
+bool collect_region(const Graph& g, const std::vector<std::vector<int>>& cons, int t, SinkRegion& r) {
+  const Node& tn = g.nodes[static_cast<size_t>(t)];
+  std::vector<int64_t> perm = perm_of(g, tn);
+  const int64_t rank = static_cast<int64_t>(perm.size());
+  r.in_region.assign(g.values.size(), 0);
+  std::vector<char> node_in(g.nodes.size(), 0);
+  std::vector<int> work = {tn.outputs[0]};
+  r.in_region[static_cast<size_t>(tn.outputs[0])] = 1;
+  while (!work.empty()) {
+    int v = work.back();
+    work.pop_back();
+    const auto& val = g.value(v);
+    if (is_graph_output(g, v) || !val.has_shape || static_cast<int64_t>(val.shape.size()) != rank) return false;
+    if (val.preset && val.preset->scale.size() > 1) return false;
+    if (cons[static_cast<size_t>(v)].empty()) return false;
+    for (int c : cons[static_cast<size_t>(v)]) {
+      if (node_in[static_cast<size_t>(c)]) continue;
+      const Node& n = g.nodes[static_cast<size_t>(c)];
+      bool ok = false;
+      if (n.op == "Transpose") {
+        ok = perm_of(g, n).size() == perm.size() && !is_graph_output(g, n.outputs[0]);
+        if (ok) {
+          node_in[static_cast<size_t>(c)] = 1;
+          r.ends.push_back(c);
+          continue;
+        }
+      } else if (n.outputs.size() == 1 && n.outputs[0] >= 0 && n.domain.empty()) {
+        if (elementwise_unary(n.op)) {
+          ok = n.input(0) == v;
+          for (size_t i = 1; i < n.inputs.size(); ++i)
+            ok &= n.inputs[i] < 0 || (g.is_constant(n.inputs[i]) && g.constant(n.inputs[i]).numel() == 1);
+        } else if (elementwise_binary(n.op)) {
+          ok = n.inputs.size() == 2;
+        } else if (reduction(n.op)) {
+          std::vector<int64_t> axes;
+          ok = n.input(0) == v && reduce_axes(g, n, axes);
+        } else if (n.op == "MatMul") {
+          // [.., C] x [C, K] over the transposed layout: a 1x1 convolution
+          // when that last axis is the channel axis of a 4-D tensor.
+          int b = n.input(1);
+          ok = n.input(0) == v && rank == 4 && perm[3] == 1 && g.is_constant(b) && g.constant(b).is_float() &&
+               g.constant(b).rank() == 2 && g.constant(b).shape[0] == val.shape[3];
+        }
+      }
+      if (!ok) return false;
+      node_in[static_cast<size_t>(c)] = 1;
+      r.nodes.push_back(c);
+      int o = n.outputs[0];
+      if (!r.in_region[static_cast<size_t>(o)]) {
+        r.in_region[static_cast<size_t>(o)] = 1;
+        work.push_back(o);
+      }
+      if (r.nodes.size() > 4096) return false;
+    }
+  }
+  // Every operand of a region node is in the region or a constant that can
+  // be given the layout before the transpose.
+  for (int k : r.nodes) {
+    const Node& n = g.nodes[static_cast<size_t>(k)];
+    for (int in : n.inputs) {
+      if (in < 0 || r.in_region[static_cast<size_t>(in)]) continue;
+      if (!g.is_constant(in)) return false;
+      const Tensor& c = g.constant(in);
+      if (c.numel() == 1 || n.op == "MatMul" || reduction(n.op)) continue;  // scalars, weights, axes
+      if (!c.is_float() || c.rank() > rank) return false;
+    }
+  }
+  std::sort(r.nodes.begin(), r.nodes.end());
+  return true;
+}
+
+}  // namespace
+
+int sink_transposes(Graph& g) {
+  int changed = 0;
+  for (bool again = true; again;) {
+    again = false;
+    g.relink();
+    auto cons = g.consumers();
+    for (size_t t = 0; t < g.nodes.size() && !again; ++t) {
+      if (g.nodes[t].op != "Transpose" || g.nodes[t].outputs.empty() || g.nodes[t].outputs[0] < 0) continue;
+      int x = g.nodes[t].input(0);
+      if (x < 0 || !g.value(x).has_shape) continue;
+      SinkRegion r;
+      if (!collect_region(g, cons, static_cast<int>(t), r)) continue;
+      const std::vector<int64_t> perm = perm_of(g, g.nodes[t]);
+      const size_t rank = perm.size();
+      std::vector<int> un(g.values.size(), -1);  // region value -> the same value before the transpose
+      un[static_cast<size_t>(g.nodes[t].outputs[0])] = x;
+      auto untransposed_shape = [&](const interp::Shape& s) {
+        interp::Shape m(rank);
+        for (size_t d = 0; d < rank; ++d) m[static_cast<size_t>(perm[d])] = s[d];
+        return m;
+      };
+      for (int k : r.nodes) {
+        Node& n = g.nodes[static_cast<size_t>(k)];
+        for (size_t i = 0; i < n.inputs.size(); ++i) {
+          int in = n.inputs[i];
+          if (in < 0) continue;
+          if (r.in_region[static_cast<size_t>(in)]) {
+            n.inputs[i] = un[static_cast<size_t>(in)];
+          } else if (n.op != "MatMul" && !reduction(n.op) && g.constant(in).numel() > 1) {
+            n.inputs[i] = add_constant(g, g.value(in).name + "_untransposed", untranspose_constant(g.constant(in), perm));
+          }
+        }
+        if (reduction(n.op)) {
+          std::vector<int64_t> axes;
+          reduce_axes(g, n, axes);
+          for (int64_t& a : axes) a = perm[static_cast<size_t>(interp::normalize_axis(a, static_cast<int64_t>(rank), n.op))];
+          if (n.has("axes")) {
+            n.attrs["axes"].ints = axes;
+          } else {
+            n.inputs[1] = add_constant(g, n.name + "_axes", Tensor::ints({static_cast<int64_t>(axes.size())}, axes));
+          }
+        }
+        if (n.op == "MatMul") {
+          // x' [N, C, H, W] * W[C, K] over C: Conv with weights [K, C, 1, 1].
+          const Tensor& b = g.constant(n.inputs[1]);
+          int64_t C = b.shape[0], K = b.shape[1];
+          Tensor w = Tensor::floats({K, C, 1, 1});
+          for (int64_t i = 0; i < K; ++i)
+            for (int64_t j = 0; j < C; ++j) w.f[static_cast<size_t>(i * C + j)] = b.f[static_cast<size_t>(j * K + i)];
+          n.op = "Conv";
+          n.inputs[1] = add_constant(g, g.value(n.inputs[1]).name + "_conv1x1", std::move(w));
+          interp::Attribute ks;
+          ks.kind = interp::Attribute::Kind::Ints;
+          ks.ints = {1, 1};
+          n.attrs["kernel_shape"] = ks;
+        }
+        int out = n.outputs[0];
+        interp::Value mv;
+        mv.name = g.unique_name(g.value(out).name + "_untransposed");
+        mv.dtype = g.value(out).dtype;
+        mv.shape = untransposed_shape(g.value(out).shape);
+        mv.has_shape = true;
+        mv.preset = g.value(out).preset;
+        int mid = g.add_value(std::move(mv));
+        if (un.size() < g.values.size()) un.resize(g.values.size(), -1);
+        un[static_cast<size_t>(out)] = mid;
+        n.outputs[0] = mid;
+      }
+      // Transposes reading the region now read the value before the first
+      // one: the two compose (and vanish when they cancel).
+      for (int e : r.ends) {
+        Node& n = g.nodes[static_cast<size_t>(e)];
+        std::vector<int64_t> q = perm_of(g, n), total(rank);
+        for (size_t d = 0; d < rank; ++d) total[d] = perm[static_cast<size_t>(q[d])];
+        int y = un[static_cast<size_t>(n.input(0))];
+        bool identity = true;
+        for (size_t d = 0; d < rank; ++d) identity &= total[d] == static_cast<int64_t>(d);
+        if (identity) {
+          replace_uses(g, n.outputs[0], y);
+          n.inputs = {y};
+          n.outputs = {-1};
+        } else {
+          n.inputs = {y};
+          n.attrs["perm"].kind = interp::Attribute::Kind::Ints;
+          n.attrs["perm"].ints = total;
+        }
+      }
+      g.nodes[t].outputs = {-1};
+      std::vector<Node> kept;
+      for (auto& n : g.nodes)
+        if (!(n.outputs.size() == 1 && n.outputs[0] < 0)) kept.push_back(std::move(n));
+      g.nodes = std::move(kept);
+      g.relink();
+      g.topo_sort();
+      ++changed;
+      again = true;
+    }
+  }
+  return changed;
+}
+
+int fold_conv_bias(Graph& g) {
+  int folded = 0;
+  for (bool again = true; again;) {
+    again = false;
+    g.relink();
+    auto cons = g.consumers();
+    for (auto& a : g.nodes) {
+      if (a.op != "Add" || a.inputs.size() != 2 || a.outputs.empty() || a.outputs[0] < 0) continue;
+      for (int side = 0; side < 2 && !again; ++side) {
+        int x = a.inputs[static_cast<size_t>(side)], c = a.inputs[static_cast<size_t>(1 - side)];
+        if (x < 0 || !g.is_constant(c) || !g.constant(c).is_float() || g.value(x).producer < 0) continue;
+        Node& conv = g.nodes[static_cast<size_t>(g.value(x).producer)];
+        if (conv.op != "Conv" || cons[static_cast<size_t>(x)].size() != 1 || is_graph_output(g, x) ||
+            !g.is_constant(conv.input(1)) || (conv.input(2) >= 0 && !g.is_constant(conv.input(2))) ||
+            !g.value(x).has_shape || g.value(x).shape.size() != 4 || g.value(x).preset)
+          continue;
+        // One value per output channel: [K, 1, 1] or [1, K, 1, 1] (or a scalar).
+        const Tensor& ct = g.constant(c);
+        int64_t K = g.value(x).shape[1];
+        interp::Shape cs = ct.shape;
+        while (cs.size() < 4) cs.insert(cs.begin(), 1);
+        if (cs.size() != 4 || cs[0] != 1 || cs[2] != 1 || cs[3] != 1 || (cs[1] != K && cs[1] != 1)) continue;
+        Tensor bias = Tensor::floats({K});
+        if (conv.input(2) >= 0) bias.f = g.constant(conv.input(2)).f;
+        for (int64_t k = 0; k < K; ++k) bias.f[static_cast<size_t>(k)] += ct.f[static_cast<size_t>(cs[1] == 1 ? 0 : k)];
+        int bv = add_constant(g, conv.name + "_bias", std::move(bias));
+        if (conv.inputs.size() < 3) conv.inputs.resize(3, -1);
+        conv.inputs[2] = bv;
+        conv.outputs[0] = a.outputs[0];
+        a.outputs = {-1};
+        ++folded;
+        again = true;
+      }
+      if (again) break;
+    }
+    if (again) {
+      std::vector<Node> kept;
+      for (auto& n : g.nodes)
+        if (!(n.outputs.size() == 1 && n.outputs[0] < 0)) kept.push_back(std::move(n));
+      g.nodes = std::move(kept);
+      g.relink();
+    }
+  }
+  return folded;
+}
+
 void simplify(Graph& g) {
   fold_constants(g);
   remove_noops(g);
@@ -574,6 +872,10 @@ void simplify(Graph& g) {
     g.prune();
     complete_shapes(g);
   }
+  // Channels-last regions between a transpose pair (ConvNeXt's permute,
+  // LayerNorm, Linear, GELU, Linear, permute back) in the layout before them.
+  if (sink_transposes(g) > 0) g.prune();
+  fold_conv_bias(g);
   remove_noops(g);
   g.prune();
 }

@@ -37,6 +37,20 @@ int fold_pads(interp::Graph& g);
 // becomes Sub(x, v), that Conv, Add(.., v). Returns the number made.
 int pads_to_conv(interp::Graph& g);
 
+// Sinks each Transpose through the operators reading its output when they
+// all commute with it (element-wise operators, reductions that keep their
+// axes, a MatMul by a constant [C, K] over what was the channel axis of a
+// 4-D tensor, which becomes a 1x1 Conv) and every path out of that region
+// ends in another Transpose, which then composes with it (and vanishes when
+// the two cancel). Nothing changes when any other node reads the region.
+// Returns the number of Transposes sunk.
+int sink_transposes(interp::Graph& g);
+
+// Folds an Add of one constant per output channel ([K, 1, 1], [1, K, 1, 1]
+// or a scalar) into the bias of the Conv feeding it (its only reader).
+// Returns the number folded.
+int fold_conv_bias(interp::Graph& g);
+
 // Runs the float interpreter once on zero inputs when some computed tensor
 // still lacks a static shape, and records every shape. Returns true if it ran.
 bool complete_shapes(interp::Graph& g);

@@ -437,12 +437,21 @@ class Lowerer {
     int x = rm1.input(0);
     if (x < 0 || !g_.value(x).has_shape) return false;
     int64_t rank = static_cast<int64_t>(shape(x).size());
-    auto last_axis_only = [&](const Node& r) {
+    // Over one axis: the last (tokens, channels-last tensors) or, for a 4-D
+    // image, the channels (a channels-last LayerNorm whose transposes were
+    // sunk around it).
+    int64_t axis = -1;
+    auto one_axis = [&](const Node& r) {
       std::vector<int64_t> axes = r.get_ints("axes");
       if (g_.opset >= 18 && r.input(1) >= 0 && is_const(r.input(1))) axes = g_.constant(r.input(1)).to_ints();
-      return axes.size() == 1 && (axes[0] == -1 || axes[0] == rank - 1) && r.get_int("keepdims", 1) == 1;
+      if (axes.size() != 1 || r.get_int("keepdims", 1) != 1 || axes[0] < -rank || axes[0] >= rank) return false;
+      int64_t a = axes[0] < 0 ? axes[0] + rank : axes[0];
+      if (a != rank - 1 && !(rank == 4 && a == 1)) return false;
+      if (axis >= 0 && a != axis) return false;
+      axis = a;
+      return true;
     };
-    if (!last_axis_only(rm1)) return false;
+    if (!one_axis(rm1)) return false;
     int sub = single_reader(rm1.outputs[0]);
     if (sub < 0 || node(sub).op != "Sub" || node(sub).input(0) != x) return false;
     int d = node(sub).outputs[0];
@@ -455,24 +464,32 @@ class Lowerer {
     float two, eps;
     if (pw < 0 || dv < 0 || !scalar_const(node(pw).input(1), two) || two != 2.0f) return false;
     int rm2 = single_reader(node(pw).outputs[0]);
-    if (rm2 < 0 || node(rm2).op != "ReduceMean" || !last_axis_only(node(rm2))) return false;
+    if (rm2 < 0 || node(rm2).op != "ReduceMean" || !one_axis(node(rm2))) return false;
     int ad = single_reader(node(rm2).outputs[0]);
     if (ad < 0 || node(ad).op != "Add" || !scalar_const(other(node(ad), node(rm2).outputs[0]), eps)) return false;
     int sq = single_reader(node(ad).outputs[0]);
     if (sq < 0 || node(sq).op != "Sqrt" || node(dv).input(1) != node(sq).outputs[0]) return false;
-    int64_t C = shape(x).back();
+    int64_t C = shape(x)[static_cast<size_t>(axis)];
     Tensor gamma = Tensor::floats({C}, std::vector<float>(static_cast<size_t>(C), 1.0f)), beta = Tensor::floats({C});
     int out = node(dv).outputs[0];
     std::vector<int> used = {sub, pw, rm2, ad, sq, dv};
+    // One value per element of the axis, broadcast along the others.
+    auto along_axis = [&](int v) {
+      if (v < 0 || !float_const(v) || g_.constant(v).numel() != C) return false;
+      Shape cs = g_.constant(v).shape;
+      if (static_cast<int64_t>(cs.size()) > rank) return false;
+      while (static_cast<int64_t>(cs.size()) < rank) cs.insert(cs.begin(), 1);
+      return cs[static_cast<size_t>(axis)] == C;
+    };
     if (int ml = single_reader(out); ml >= 0 && node(ml).op == "Mul") {
       int gv = other(node(ml), out);
-      if (gv >= 0 && float_const(gv) && g_.constant(gv).numel() == C) {
+      if (along_axis(gv)) {
         gamma.f = g_.constant(gv).f;
         used.push_back(ml);
         out = node(ml).outputs[0];
         if (int ab = single_reader(out); ab >= 0 && node(ab).op == "Add") {
           int bv = other(node(ab), out);
-          if (bv >= 0 && float_const(bv) && g_.constant(bv).numel() == C) {
+          if (along_axis(bv)) {
             beta.f = g_.constant(bv).f;
             used.push_back(ab);
             out = node(ab).outputs[0];
@@ -485,7 +502,7 @@ class Lowerer {
     p.l.op = fir::Op::LayerNorm;
     p.l.name = "LayerNorm_" + std::to_string(rm1.source_index) + "_1";
     p.l.ori_name = node(used.back()).name;
-    p.l.axis = rank - 1;
+    p.l.axis = axis;
     p.l.activation_attr = Json::object();
     p.l.activation_attr.set("epsilon", static_cast<double>(eps));
     p.l.weight = std::move(gamma);

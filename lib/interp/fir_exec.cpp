@@ -855,7 +855,38 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
           n.attrs["epsilon"] = e;
           Tensor gm = Tensor::floats({static_cast<int64_t>(p.gamma.size())}, p.gamma);
           Tensor bt = Tensor::floats({static_cast<int64_t>(p.beta_v.size())}, p.beta_v);
-          run_kernel(n, opset, {&xf, &gm, &bt}, r);
+          // The FIR's layer_norm normalises over the one axis `axis`: any
+          // other than the last is moved last and back (ONNX's kernel
+          // normalises from its axis to the end).
+          const int64_t rank = xf.rank();
+          const int64_t ax = normalize_axis(p.axis, rank, "layer_norm axis");
+          if (ax == rank - 1) {
+            run_kernel(n, opset, {&xf, &gm, &bt}, r);
+          } else {
+            std::vector<int64_t> to_last, back(static_cast<size_t>(rank));
+            for (int64_t d = 0; d < rank; ++d)
+              if (d != ax) to_last.push_back(d);
+            to_last.push_back(ax);
+            for (int64_t d = 0; d < rank; ++d) back[static_cast<size_t>(to_last[static_cast<size_t>(d)])] = d;
+            auto transposed = [&](const Tensor& t, const std::vector<int64_t>& perm) {
+              Node tn;
+              tn.name = l.name;
+              tn.op = "Transpose";
+              tn.outputs = {0};
+              Attribute pa;
+              pa.kind = Attribute::Kind::Ints;
+              pa.ints = perm;
+              tn.attrs["perm"] = pa;
+              std::vector<Tensor> tr;
+              run_kernel(tn, opset, {&t}, tr);
+              return std::move(tr[0]);
+            };
+            n.attrs["axis"].i = rank - 1;
+            Tensor xl = transposed(xf, to_last);
+            std::vector<Tensor> rl;
+            run_kernel(n, opset, {&xl, &gm, &bt}, rl);
+            r.push_back(transposed(rl[0], back));
+          }
         }
         if (r[0].numel() != n_out) bad(l, "output_shape does not match the result");
         if (x.is_int8() && int_out) {
