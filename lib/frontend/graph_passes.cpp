@@ -809,31 +809,43 @@ int sink_transposes(Graph& g) {
   return changed;
 }
 
-int fold_conv_bias(Graph& g) {
+int fold_conv_affine(Graph& g) {
   int folded = 0;
   for (bool again = true; again;) {
     again = false;
     g.relink();
     auto cons = g.consumers();
     for (auto& a : g.nodes) {
-      if (a.op != "Add" || a.inputs.size() != 2 || a.outputs.empty() || a.outputs[0] < 0) continue;
+      if ((a.op != "Add" && a.op != "Mul") || a.inputs.size() != 2 || a.outputs.empty() || a.outputs[0] < 0) continue;
       for (int side = 0; side < 2 && !again; ++side) {
         int x = a.inputs[static_cast<size_t>(side)], c = a.inputs[static_cast<size_t>(1 - side)];
         if (x < 0 || !g.is_constant(c) || !g.constant(c).is_float() || g.value(x).producer < 0) continue;
         Node& conv = g.nodes[static_cast<size_t>(g.value(x).producer)];
         if (conv.op != "Conv" || cons[static_cast<size_t>(x)].size() != 1 || is_graph_output(g, x) ||
-            !g.is_constant(conv.input(1)) || (conv.input(2) >= 0 && !g.is_constant(conv.input(2))) ||
-            !g.value(x).has_shape || g.value(x).shape.size() != 4 || g.value(x).preset)
+            !g.is_constant(conv.input(1)) || !g.constant(conv.input(1)).is_float() ||
+            (conv.input(2) >= 0 && (!g.is_constant(conv.input(2)) || !g.constant(conv.input(2)).is_float())) ||
+            !g.value(x).has_shape || g.value(x).shape.size() != 4 || g.value(x).preset || g.value(conv.input(1)).preset)
           continue;
         // One value per output channel: [K, 1, 1] or [1, K, 1, 1] (or a scalar).
         const Tensor& ct = g.constant(c);
-        int64_t K = g.value(x).shape[1];
+        const int64_t K = g.value(x).shape[1];
         interp::Shape cs = ct.shape;
         while (cs.size() < 4) cs.insert(cs.begin(), 1);
         if (cs.size() != 4 || cs[0] != 1 || cs[2] != 1 || cs[3] != 1 || (cs[1] != K && cs[1] != 1)) continue;
+        auto at = [&](int64_t k) { return ct.f[static_cast<size_t>(cs[1] == 1 ? 0 : k)]; };
         Tensor bias = Tensor::floats({K});
         if (conv.input(2) >= 0) bias.f = g.constant(conv.input(2)).f;
-        for (int64_t k = 0; k < K; ++k) bias.f[static_cast<size_t>(k)] += ct.f[static_cast<size_t>(cs[1] == 1 ? 0 : k)];
+        if (a.op == "Add") {
+          for (int64_t k = 0; k < K; ++k) bias.f[static_cast<size_t>(k)] += at(k);
+        } else {
+          Tensor w = g.constant(conv.input(1));
+          const int64_t per = w.numel() / K;
+          for (int64_t k = 0; k < K; ++k) {
+            for (int64_t j = 0; j < per; ++j) w.f[static_cast<size_t>(k * per + j)] *= at(k);
+            bias.f[static_cast<size_t>(k)] *= at(k);
+          }
+          conv.inputs[1] = add_constant(g, conv.name + "_scaled_weight", std::move(w));
+        }
         int bv = add_constant(g, conv.name + "_bias", std::move(bias));
         if (conv.inputs.size() < 3) conv.inputs.resize(3, -1);
         conv.inputs[2] = bv;
@@ -875,7 +887,7 @@ void simplify(Graph& g) {
   // Channels-last regions between a transpose pair (ConvNeXt's permute,
   // LayerNorm, Linear, GELU, Linear, permute back) in the layout before them.
   if (sink_transposes(g) > 0) g.prune();
-  fold_conv_bias(g);
+  fold_conv_affine(g);
   remove_noops(g);
   g.prune();
 }

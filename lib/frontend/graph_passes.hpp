@@ -46,10 +46,11 @@ int pads_to_conv(interp::Graph& g);
 // Returns the number of Transposes sunk.
 int sink_transposes(interp::Graph& g);
 
-// Folds an Add of one constant per output channel ([K, 1, 1], [1, K, 1, 1]
-// or a scalar) into the bias of the Conv feeding it (its only reader).
-// Returns the number folded.
-int fold_conv_bias(interp::Graph& g);
+// Folds an Add or a Mul by one constant per output channel ([K, 1, 1],
+// [1, K, 1, 1] or a scalar) into the bias (and weights) of the Conv feeding
+// it as its only reader: a Linear's bias after its MatMul became a Conv,
+// ConvNeXt's layer scale. Returns the number folded.
+int fold_conv_affine(interp::Graph& g);
 
 // Runs the float interpreter once on zero inputs when some computed tensor
 // still lacks a static shape, and records every shape. Returns true if it ran.

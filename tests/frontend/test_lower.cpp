@@ -6,7 +6,9 @@
 #include "frontend/graph_passes.hpp"
 #include "frontend/lower.hpp"
 #include "frontend/onnx_import.hpp"
+#include "interp/float_interp.hpp"
 #include "onnx_builder.hpp"
+#include "transformer_models.hpp"
 #include "support/error.hpp"
 
 using namespace cct;
@@ -343,4 +345,101 @@ TEST_CASE("reductions: over rows and columns a pooling window on the accelerator
       CHECK(std::string(e.what()).find("axes must be a constant") != std::string::npos);
     }
   }
+}
+
+namespace {
+
+// The float graph's outputs on a fixed input, before and after simplify().
+std::pair<interp::Tensor, interp::Tensor> float_before_after(const OnnxBuilder& b) {
+  auto g0 = frontend::import_onnx_bytes(b.bytes(), "m.onnx", ".");
+  auto g1 = g0;
+  frontend::simplify(g1);
+  const auto& in = g0.value(g0.inputs.at(0));
+  interp::Tensor x = interp::Tensor::floats(in.shape);
+  for (size_t i = 0; i < x.f.size(); ++i) x.f[i] = static_cast<float>((i * 37) % 23) / 11.0f - 1.0f;
+  auto y0 = interp::FloatInterpreter(g0).run({x}).at(0);
+  auto y1 = interp::FloatInterpreter(g1).run({x}).at(0);
+  return {y0, y1};
+}
+
+}  // namespace
+
+TEST_CASE("a channels-last block between a permute pair is a layer norm over channels and 1x1 convolutions") {
+  // ConvNeXt: dwconv, permute, LayerNorm, Linear, GELU, Linear, permute back,
+  // layer scale, residual add.
+  for (int batch : {1, 3}) {
+    CAPTURE(batch);
+    auto b = testing::convnext_block(batch);
+    auto m = lower(b);
+    CHECK(ops(m) == std::vector<std::string>{"quantize", "conv2d", "layer_norm", "quantize", "conv2d", "gelu", "conv2d",
+                                             "element_wise_add"});
+    // The permutes cancel: the block works on the NCHW tensor.
+    const auto& ln = find(m, fir::Op::LayerNorm);
+    CHECK(ln.device == fir::Device::Cpu);
+    CHECK(ln.axis == std::optional<int64_t>(1));
+    CHECK(ln.out_shape == interp::Shape{batch, 8, 5, 5});
+    CHECK(ln.weight->numel() == 8);
+    std::vector<std::array<int64_t, 2>> kernels;
+    std::vector<interp::Shape> weights;
+    for (const auto& l : m.layers)
+      if (l.op == fir::Op::Conv2d) {
+        kernels.push_back(*l.kernel);
+        weights.push_back(l.weight->shape);
+        CHECK(l.out_shape.size() == 4);
+        CHECK(l.out_shape[0] == batch);
+      }
+    CHECK(kernels == std::vector<std::array<int64_t, 2>>{{3, 3}, {1, 1}, {1, 1}});
+    CHECK(weights == std::vector<interp::Shape>{{8, 1, 3, 3}, {32, 8, 1, 1}, {8, 32, 1, 1}});
+    // Only the layer norm is on the host.
+    CHECK(m.cpu_fallbacks.size() == 1);
+  }
+  // The rewrite computes what the model computes (float graph before and after).
+  auto [y0, y1] = float_before_after(testing::convnext_block(2));
+  REQUIRE(y0.shape == y1.shape);
+  double worst = 0;
+  for (size_t i = 0; i < y0.f.size(); ++i) worst = std::max(worst, static_cast<double>(std::fabs(y0.f[i] - y1.f[i])));
+  CHECK(worst < 1e-4);
+}
+
+TEST_CASE("a permuted region read by an operator that does not commute with the permute keeps its transposes") {
+  OnnxBuilder b;
+  b.input("x", {1, 8, 4, 4}).output("y", {1, 4, 4, 8});
+  OnnxBuilder::attr(b.node("Transpose", {"x"}, {"t"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  testing::linear_last_axis(b, "t", "fc", 8, 8);
+  // Softmax over the last axis then flattening across it: not an operator the
+  // permute moves through, so nothing moves.
+  OnnxBuilder::attr(b.node("Softmax", {"fc"}, {"y"}), "axis", int64_t{-1});
+  auto g = frontend::import_onnx_bytes(b.bytes(), "m.onnx", ".");
+  frontend::simplify(g);
+  int transposes = 0, matmuls = 0;
+  for (const auto& n : g.nodes) {
+    transposes += n.op == "Transpose";
+    matmuls += n.op == "MatMul";
+  }
+  CHECK(transposes == 1);
+  CHECK(matmuls == 1);
+  // A permute whose region reaches a graph output unpermuted stays too.
+  OnnxBuilder o;
+  o.input("x", {1, 8, 4, 4}).output("y", {1, 4, 4, 8});
+  OnnxBuilder::attr(o.node("Transpose", {"x"}, {"t"}), "perm", std::vector<int64_t>{0, 2, 3, 1});
+  testing::linear_last_axis(o, "t", "y", 8, 8);
+  auto go = frontend::import_onnx_bytes(o.bytes(), "m.onnx", ".");
+  frontend::simplify(go);
+  transposes = 0;
+  for (const auto& n : go.nodes) transposes += n.op == "Transpose";
+  CHECK(transposes == 1);
+}
+
+TEST_CASE("a Mul or Add by one constant per channel after a convolution folds into it") {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 6, 6}).output("y", {1, 4, 6, 6});
+  conv(b, "x", "c", 3, 4, 3);
+  b.random_init("s", {4, 1, 1}, 0.5f).random_init("a", {1, 4, 1, 1}, 0.5f);
+  b.node("Mul", {"s", "c"}, {"m"});
+  b.node("Add", {"m", "a"}, {"y"});
+  auto m = lower(b);
+  CHECK(ops(m) == std::vector<std::string>{"quantize", "conv2d"});
+  auto [y0, y1] = float_before_after(b);
+  REQUIRE(y0.shape == y1.shape);
+  for (size_t i = 0; i < y0.f.size(); ++i) CHECK(y1.f[i] == doctest::Approx(y0.f[i]).epsilon(1e-5));
 }

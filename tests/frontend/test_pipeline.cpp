@@ -12,6 +12,7 @@
 #include "interp/fir_exec.hpp"
 #include "interp/int8_ops.hpp"
 #include "onnx_builder.hpp"
+#include "transformer_models.hpp"
 #include "support/error.hpp"
 #include "support/io.hpp"
 #include "testing.hpp"
@@ -385,4 +386,19 @@ TEST_CASE("calibration inputs from a directory, and their errors") {
     CHECK(m.find("c.npy") != std::string::npos);
     CHECK(m.find("does not match the model input [1, 3, 10, 10]") != std::string::npos);
   }
+}
+
+TEST_CASE("a channels-last block's layer norm over channels is the float model's, layer by layer") {
+  auto r = compile(testing::convnext_block(2), true, true);
+  fir::Graph g = fir::parse_fir(r.fir_text, "block.json");
+  int ln = 0;
+  for (const auto& l : g.layers())
+    if (l.op == fir::Op::LayerNorm) {
+      ++ln;
+      CHECK(l.axis == std::optional<int64_t>(1));
+      CHECK(l.output_shape.at(0) == fir::Shape{2, 8, 5, 5});
+    }
+  CHECK(ln == 1);
+  for (const auto& l : r.report) CHECK_MESSAGE(l.cosine > 0.99, l.name << " " << l.cosine);
+  CHECK(r.output_cosine > 0.99);
 }

@@ -4,7 +4,9 @@
 // GoogLeNet, DenseNet-121 (concats of many inputs of any channel counts) and
 // ShuffleNetV2 (channel split and shuffle), AlexNet and VGG-11 (the last two
 // stream their large dense layers' weights in runs, VGG-11 b4 on one core
-// spills), LR-ASPP and DeepLabV3 MobileNetV3-Large and FCN ResNet-50 (resize) (random weights), the TFLite
+// spills), LR-ASPP and DeepLabV3 MobileNetV3-Large and FCN ResNet-50 (resize),
+// ConvNeXt-Tiny (channels-last Linear layers between permutes as 1x1
+// convolutions, layer norms over channels on the host) (random weights), the TFLite
 // files of the reference data, libonnx-testdata's pytorch-converted Conv2d
 // tests (grouped, depthwise, dilated, strided, padded) and node tests of
 // pooling, resize, standalone BatchNormalization and activations (calibrated
@@ -75,6 +77,7 @@ const Net kNets[] = {
     {"lraspp_mobilenet_v3_large", Kind::Torchvision},
     {"deeplabv3_mobilenet_v3_large", Kind::Torchvision},
     {"fcn_resnet50", Kind::Torchvision},
+    {"convnext_tiny", Kind::Torchvision},
     {"test_averagepool_2d_ceil", Kind::OnnxNode},
     {"test_averagepool_2d_default", Kind::OnnxNode},
     {"test_averagepool_2d_pads", Kind::OnnxNode},
