@@ -867,10 +867,297 @@ int fold_conv_affine(Graph& g) {
   return folded;
 }
 
+// ---- sequence-first attention: transposes and reshapes off the dense layers --
+
+namespace {
+
+bool data_movement(const Graph& g, int v) {
+  int p = v >= 0 ? g.value(v).producer : -1;
+  if (p < 0) return false;
+  const std::string& op = g.nodes[static_cast<size_t>(p)].op;
+  return op == "Transpose" || op == "Reshape" || op == "Flatten" || op == "Squeeze" || op == "Unsqueeze";
+}
+
+interp::Value like_value(const Graph& g, int v, const interp::Shape& shape, const std::string& suffix) {
+  interp::Value mv;
+  mv.name = g.unique_name(g.value(v).name + suffix);
+  mv.dtype = g.value(v).dtype;
+  mv.shape = shape;
+  mv.has_shape = true;
+  return mv;
+}
+
+interp::Shape permuted(const interp::Shape& s, const std::vector<int64_t>& perm) {
+  interp::Shape o(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) o[d] = s[static_cast<size_t>(perm[d])];
+  return o;
+}
+
+bool keeps_last(const std::vector<int64_t>& perm) {
+  return !perm.empty() && perm.back() == static_cast<int64_t>(perm.size()) - 1;
+}
+
+bool const_matmul(const Graph& g, const Node& n) {
+  return n.op == "MatMul" && g.is_constant(n.input(1)) && g.constant(n.input(1)).is_float() &&
+         g.constant(n.input(1)).rank() == 2 && !g.is_constant(n.input(0));
+}
+
+// A Slice whose starts, ends, axes and steps are constants.
+bool const_slice(const Graph& g, const Node& n) {
+  if (n.op != "Slice" || g.opset < 10) return false;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (n.inputs[i] >= 0 && !g.is_constant(n.inputs[i])) return false;
+  return n.input(1) >= 0 && n.input(2) >= 0;
+}
+
+}  // namespace
+
+int batch_first_dense(Graph& g) {
+  int changed = 0;
+  for (bool again = true; again;) {
+    again = false;
+    g.relink();
+    auto cons = g.consumers();
+    auto only_reader = [&](int v) -> int {
+      if (v < 0 || is_graph_output(g, v) || cons[static_cast<size_t>(v)].size() != 1) return -1;
+      return cons[static_cast<size_t>(v)][0];
+    };
+    for (size_t k = 0; k < g.nodes.size() && !again; ++k) {
+      Node& n = g.nodes[k];
+      if (n.outputs.size() != 1 || n.outputs[0] < 0) continue;
+      const int out = n.outputs[0];
+      const int x = n.input(0);
+      if (x < 0 || !g.value(x).has_shape || !g.value(out).has_shape) continue;
+
+      do {
+      // (1) A Transpose keeping the last axis, of a tensor no data movement
+      // made, sinks past the dense layer (MatMul by a constant, and an
+      // element-wise operation with a constant) or the Slices reading it: the
+      // dense then reads the tensor in its own layout (ViT's in-projection
+      // reads [N, T, D], not the sequence-first [T, N, D]).
+      if (n.op == "Transpose" && g.value(x).shape.size() == 3 && keeps_last(perm_of(g, n)) && !data_movement(g, x)) {
+        const std::vector<int64_t> perm = perm_of(g, n);
+        const Node tmpl = n;  // g.nodes grows below
+        const auto& readers = cons[static_cast<size_t>(out)];
+        if (readers.empty() || is_graph_output(g, out)) break;
+        bool all_slices = true;
+        for (int r : readers) all_slices &= const_slice(g, g.nodes[static_cast<size_t>(r)]) &&
+                                           g.nodes[static_cast<size_t>(r)].input(0) == out;
+        int r = only_reader(out);
+        Node* rn = r >= 0 ? &g.nodes[static_cast<size_t>(r)] : nullptr;
+        bool dense = rn && const_matmul(g, *rn) && rn->input(0) == out;
+        bool with_const = rn && (rn->op == "Add" || rn->op == "Mul" || rn->op == "Sub" || rn->op == "Div") &&
+                          rn->inputs.size() == 2 && (rn->input(0) == out) != (rn->input(1) == out) &&
+                          g.is_constant(rn->input(rn->input(0) == out ? 1 : 0)) &&
+                          g.constant(rn->input(rn->input(0) == out ? 1 : 0)).is_float() &&
+                          g.constant(rn->input(rn->input(0) == out ? 1 : 0)).rank() <= 3;
+        if (!dense && !with_const && !all_slices) break;
+        std::vector<int> sinks = all_slices && !dense && !with_const ? readers : std::vector<int>{r};
+        bool shaped = true;
+        for (int s : sinks) {
+          int so = g.nodes[static_cast<size_t>(s)].outputs.empty() ? -1 : g.nodes[static_cast<size_t>(s)].outputs[0];
+          shaped &= so >= 0 && g.value(so).has_shape && g.value(so).shape.size() == 3 &&
+                    g.nodes[static_cast<size_t>(s)].outputs.size() == 1;
+        }
+        if (!shaped) break;
+        for (int s : sinks) {
+          Node& sn = g.nodes[static_cast<size_t>(s)];
+          for (size_t i = 0; i < sn.inputs.size(); ++i) {
+            int in = sn.inputs[i];
+            if (in == out) {
+              sn.inputs[i] = x;
+            } else if (i > 0 && sn.op == "Slice" && i == 3) {
+              // axes follow the transpose
+              auto axes = g.constant(in).to_ints();
+              for (int64_t& a : axes) a = perm[static_cast<size_t>(interp::normalize_axis(a, 3, "Slice axes"))];
+              sn.inputs[i] = add_constant(g, sn.name + "_axes", Tensor::ints({static_cast<int64_t>(axes.size())}, axes));
+            } else if (in >= 0 && with_const && g.constant(in).numel() > 1) {
+              sn.inputs[i] = add_constant(g, g.value(in).name + "_untransposed", untranspose_constant(g.constant(in), perm));
+            }
+          }
+          if (sn.op == "Slice" && sn.input(3) < 0) {
+            // default axes 0, 1, ... of the starts: given explicitly, moved
+            std::vector<int64_t> axes;
+            for (int64_t a = 0; a < g.constant(sn.input(1)).numel(); ++a) axes.push_back(perm[static_cast<size_t>(a)]);
+            if (sn.inputs.size() < 4) sn.inputs.resize(4, -1);
+            sn.inputs[3] = add_constant(g, sn.name + "_axes", Tensor::ints({static_cast<int64_t>(axes.size())}, axes));
+          }
+          int so = sn.outputs[0];
+          interp::Shape inv(3);
+          for (size_t d = 0; d < 3; ++d) inv[static_cast<size_t>(perm[d])] = g.value(so).shape[d];
+          int mid = g.add_value(like_value(g, so, inv, "_untransposed"));
+          sn.outputs[0] = mid;
+          Node t = tmpl;
+          t.name = g.unique_name(tmpl.name + "_" + sn.name);
+          t.inputs = {mid};
+          t.outputs = {so};
+          g.nodes.push_back(std::move(t));
+        }
+        g.nodes[k].outputs = {-1};
+        again = true;
+      }
+
+      } while (false);
+      do {
+      // (2) A 2-D dense between reshapes that merge and split the leading
+      // axes ([a, b, ..] -> [a*b, D] -> Gemm/MatMul -> [a, b, K]: a
+      // sequence-first out-projection) is the dense over the last axis of
+      // [a, b, D]; a Transpose keeping the last axis after it moves before it.
+      if (!again && (n.op == "Reshape" || n.op == "Flatten") && g.value(out).shape.size() == 2) {
+        int d = only_reader(out);
+        if (d < 0) break;
+        Node& dn = g.nodes[static_cast<size_t>(d)];
+        bool gemm = dn.op == "Gemm" && dn.input(0) == out && g.is_constant(dn.input(1)) &&
+                    (dn.input(2) < 0 || g.is_constant(dn.input(2))) && dn.get_int("transA", 0) == 0 &&
+                    dn.get_float("alpha", 1.0f) == 1.0f && dn.get_float("beta", 1.0f) == 1.0f;
+        if (!gemm && !(const_matmul(g, dn) && dn.input(0) == out)) break;
+        int r2 = only_reader(dn.outputs[0]);
+        if (r2 < 0 || g.nodes[static_cast<size_t>(r2)].op != "Reshape") break;
+        const Node& rs = g.nodes[static_cast<size_t>(r2)];
+        const interp::Shape ys = g.value(rs.outputs[0]).shape;
+        const interp::Shape ms = g.value(out).shape;
+        if (!g.value(rs.outputs[0]).has_shape || ys.size() != 3 || ys[0] * ys[1] != ms[0]) break;
+        const Tensor& B = g.constant(dn.input(1));
+        bool tb = gemm && dn.get_int("transB", 0) != 0;
+        int64_t D = ms[1], K = ys[2];
+        if (B.rank() != 2 || (tb ? B.shape[1] : B.shape[0]) != D || (tb ? B.shape[0] : B.shape[1]) != K) break;
+        Tensor w = Tensor::floats({D, K});
+        for (int64_t i = 0; i < D; ++i)
+          for (int64_t j = 0; j < K; ++j) w.f[static_cast<size_t>(i * K + j)] = tb ? B.f[static_cast<size_t>(j * D + i)] : B.f[static_cast<size_t>(i * K + j)];
+        Tensor bias = Tensor::floats({K});
+        if (gemm && dn.input(2) >= 0) {
+          const Tensor& C = g.constant(dn.input(2));
+          if (C.numel() != 1 && C.numel() != K) break;
+          for (int64_t j = 0; j < K; ++j) bias.f[static_cast<size_t>(j)] = C.f[static_cast<size_t>(C.numel() == 1 ? 0 : j)];
+        }
+        // x -> [a, b, D]
+        int shp = add_constant(g, n.name + "_shape", Tensor::ints({3}, {ys[0], ys[1], D}));
+        int x3 = g.add_value(like_value(g, out, {ys[0], ys[1], D}, "_3d"));
+        Node& n2 = g.nodes[k];
+        n2.op = "Reshape";
+        n2.attrs.clear();
+        n2.inputs = {n2.input(0), shp};
+        n2.outputs = {x3};
+        Node& dn2 = g.nodes[static_cast<size_t>(d)];
+        int mm = g.add_value(like_value(g, dn2.outputs[0], {ys[0], ys[1], K}, "_3d"));
+        dn2.op = "MatMul";
+        dn2.attrs.clear();
+        dn2.inputs = {x3, add_constant(g, dn2.name + "_weight", std::move(w))};
+        dn2.outputs = {mm};
+        Node& rs2 = g.nodes[static_cast<size_t>(r2)];
+        rs2.op = "Add";
+        rs2.attrs.clear();
+        rs2.inputs = {mm, add_constant(g, dn2.name + "_bias", std::move(bias))};
+        again = true;
+      }
+
+      } while (false);
+      do {
+      // (3) A Transpose keeping the last axis after a dense (MatMul by a
+      // constant, then optionally an Add of a constant) whose input data
+      // movement made moves before the dense, joining that data movement.
+      if (!again && n.op == "Transpose" && g.value(x).shape.size() == 3 && keeps_last(perm_of(g, n))) {
+        const std::vector<int64_t> perm = perm_of(g, n);
+        int p = g.value(x).producer;
+        if (p < 0 || only_reader(x) != static_cast<int>(k)) break;
+        int add = -1, mmn = p;
+        if (g.nodes[static_cast<size_t>(p)].op == "Add") {
+          const Node& an = g.nodes[static_cast<size_t>(p)];
+          int c = an.input(1), v = an.input(0);
+          if (g.is_constant(v)) std::swap(c, v);
+          if (!g.is_constant(c) || g.constant(c).rank() < 1 || g.constant(c).numel() != g.constant(c).shape.back() ||
+              g.value(v).producer < 0 ||
+              only_reader(v) != p)
+            break;
+          add = p;
+          mmn = g.value(v).producer;
+        }
+        const Node& mn = g.nodes[static_cast<size_t>(mmn)];
+        if (!const_matmul(g, mn) || !data_movement(g, mn.input(0)) || !g.value(mn.input(0)).has_shape ||
+            g.value(mn.input(0)).shape.size() != 3 || !g.value(mn.outputs[0]).has_shape ||
+            (add >= 0 && !g.value(g.nodes[static_cast<size_t>(add)].outputs[0]).has_shape))
+          break;
+        // y = T(x0) -> MatMul -> [Add] -> result value of n
+        int x0 = mn.input(0);
+        int tx = g.add_value(like_value(g, x0, permuted(g.value(x0).shape, perm), "_transposed"));
+        Node t = n;
+        t.name = g.unique_name(n.name + "_before");
+        t.inputs = {x0};
+        t.outputs = {tx};
+        int final_out = out;
+        Node& mn2 = g.nodes[static_cast<size_t>(mmn)];
+        mn2.inputs[0] = tx;
+        int mo = mn2.outputs[0];
+        g.value(mo).shape = permuted(g.value(mo).shape, perm);
+        if (add >= 0) {
+          Node& an = g.nodes[static_cast<size_t>(add)];
+          int ao = an.outputs[0];
+          replace_uses(g, out, ao);
+          g.value(ao).shape = permuted(g.value(ao).shape, perm);
+        } else {
+          replace_uses(g, out, mo);
+        }
+        (void)final_out;
+        g.nodes[k].outputs = {-1};
+        g.nodes.push_back(std::move(t));
+        again = true;
+      }
+
+      } while (false);
+      do {
+      // (4) A Mul or Div by a scalar constant after data movement (a
+      // Transpose, a Reshape, a Slice) moves before it, towards the dense
+      // layer that can take it in its weights (attention's 1/sqrt(d) on q).
+      if (!again && (n.op == "Mul" || n.op == "Div") && n.inputs.size() == 2 && g.is_constant(n.input(1)) &&
+          g.constant(n.input(1)).numel() == 1 && g.constant(n.input(1)).is_float()) {
+        int p = g.value(x).producer;
+        if (p < 0 || only_reader(x) != static_cast<int>(k)) break;
+        Node& pn = g.nodes[static_cast<size_t>(p)];
+        bool movable = pn.op == "Transpose" || pn.op == "Reshape" || const_slice(g, pn);
+        if (!movable || pn.input(0) < 0 || !g.value(pn.input(0)).has_shape || g.is_constant(pn.input(0))) break;
+        int src = pn.input(0);
+        // Before a Slice only when the sliced tensor has no other reader than
+        // slices (then the dense keeps the factor for its slice alone, below)
+        // is the factor's place clear: keep it after the slice.
+        if (pn.op == "Slice") break;
+        int scaled = g.add_value(like_value(g, src, g.value(src).shape, "_scaled"));
+        Node m = n;
+        m.name = g.unique_name(n.name + "_moved");
+        m.inputs = {src, n.input(1)};
+        m.outputs = {scaled};
+        pn.inputs[0] = scaled;
+        replace_uses(g, out, x);
+        g.nodes[k].outputs = {-1};
+        g.nodes.push_back(std::move(m));
+        again = true;
+      }
+      } while (false);
+    }
+    if (again) {
+      ++changed;
+      std::vector<Node> kept;
+      for (auto& nd : g.nodes)
+        if (!(nd.outputs.size() == 1 && nd.outputs[0] < 0)) kept.push_back(std::move(nd));
+      g.nodes = std::move(kept);
+      g.relink();
+      g.topo_sort();
+    }
+  }
+  return changed;
+}
+
 void simplify(Graph& g) {
   fold_constants(g);
   remove_noops(g);
   g.prune();
+  // Before simplify_layout turns a transpose of a size-1 batch into a
+  // reshape, with every shape known (slices of computed bounds).
+  if (complete_shapes(g))
+    while (fold_constants(g) > 0) {
+      g.prune();
+      complete_shapes(g);
+    }
+  if (batch_first_dense(g) > 0) g.prune();
   simplify_layout(g);
   g.prune();  // transposes left dead by cancellation must not count as readers
   fold_pads(g);
@@ -886,8 +1173,10 @@ void simplify(Graph& g) {
   }
   // Channels-last regions between a transpose pair (ConvNeXt's permute,
   // LayerNorm, Linear, GELU, Linear, permute back) in the layout before them.
+  if (batch_first_dense(g) > 0) g.prune();
   if (sink_transposes(g) > 0) g.prune();
   fold_conv_affine(g);
+  simplify_layout(g);
   remove_noops(g);
   g.prune();
 }

@@ -46,6 +46,17 @@ int pads_to_conv(interp::Graph& g);
 // Returns the number of Transposes sunk.
 int sink_transposes(interp::Graph& g);
 
+// Keeps dense layers off sequence-first layouts (torch's MultiheadAttention
+// works on [T, N, D] and [T*N, D]): a Transpose of a 3-D tensor that keeps
+// the last axis sinks past the MatMul by a constant, element-wise operation
+// with a constant, or Slices reading it (unless data movement made its
+// input); Reshape [a, b, ..] -> [a*b, D], Gemm/MatMul, Reshape [a, b, K] is
+// a MatMul over the last axis of [a, b, D]; a Transpose keeping the last axis
+// after a dense whose input data movement made moves before it; a Mul or
+// Div by a scalar after a Transpose or Reshape moves before it. Returns the
+// number of rounds that changed the graph.
+int batch_first_dense(interp::Graph& g);
+
 // Folds an Add or a Mul by one constant per output channel ([K, 1, 1],
 // [1, K, 1, 1] or a scalar) into the bias (and weights) of the Conv feeding
 // it as its only reader: a Linear's bias after its MatMul became a Conv,

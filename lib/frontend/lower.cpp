@@ -135,6 +135,25 @@ class Lowerer {
     return v;
   }
 
+  // A following Mul or Div by a scalar constant (the only reader) scales a
+  // dense layer's weights and bias (attention's 1/sqrt(d) on q).
+  void fold_scalar(Proto& p, int& out, std::string& ori) {
+    int r = single_reader(out);
+    if (r < 0 || !p.l.weight || !p.l.bias || !p.l.weight_scales.empty()) return;
+    const Node& a = node(r);
+    if ((a.op != "Mul" && a.op != "Div") || a.inputs.size() != 2) return;
+    int c = other(a, out);
+    float f;
+    if (c < 0 || !float_const(c) || !scalar_const(c, f) || (a.op == "Div" && a.input(1) != c)) return;
+    if (a.op == "Div") f = 1.0f / f;
+    if (!std::isfinite(f)) return;
+    for (float& w : p.l.weight->f) w *= f;
+    for (float& b : p.l.bias->f) b *= f;
+    consumed_[r] = 1;
+    out = a.outputs[0];
+    ori = a.name;
+  }
+
   // Fuses a following ReLU / Clip / LeakyReLU into a conv2d or dense.
   void fuse_activation(Proto& p, int& out, std::string& ori) {
     int r = single_reader(out);
@@ -307,6 +326,7 @@ class Lowerer {
     p.l.weight = std::move(w);
     p.l.bias = std::move(bias);
     p.in_values = {src};
+    fold_scalar(p, out, ori);
     fuse_activation(p, out, ori);
     p.l.ori_name = ori;
     emit(std::move(p), out);
@@ -1316,7 +1336,11 @@ class Lowerer {
       // Data movement layers keep int8 (a dequantize follows for float readers).
       else l.out_dtype = !fir::is_move_op(l.op) && wants_float(static_cast<int>(p)) ? "float16" : "int8";
       // batch axis
+      // A concat's batch axis is that of its first input with one (a
+      // constant first, as a class token before the tokens, has none).
       int64_t b = l.inputs.empty() ? 0 : batch_of(l.inputs[0]);
+      for (size_t i = 1; i < l.inputs.size() && b < 0 && l.op == fir::Op::Concat; ++i)
+        if (l.inputs[i].kind != Operand::Kind::Constant) b = batch_of(l.inputs[i]);
       if (l.op == fir::Op::MatMul && pr.selection && l.inputs.size() > 1) b = batch_of(l.inputs[1]);
       if (l.op == fir::Op::Transpose && b >= 0 && l.perm) {
         auto it = std::find(l.perm->begin(), l.perm->end(), b);
