@@ -26,6 +26,7 @@ struct Proto {
   std::vector<int> in_values;  // float-graph values read (activations and constants), in FIR input order
   Shape fir_shape;             // output shape in the FIR (may differ from the graph value: dense gives [N, K, 1, 1])
   bool selection = false;      // a selection matmul standing for a Gather (output has no float counterpart)
+  std::string host;            // why the layer runs on the host whatever its operation ("" when its operation decides)
 };
 
 bool transparent(fir::Op op) { return op == fir::Op::Reshape || op == fir::Op::Transpose; }
@@ -892,7 +893,12 @@ class Lowerer {
     int c = 0;
     for (int v : n.inputs) {
       if (v < 0) continue;
-      if (is_const(v)) v = add_constant_value(p.l.name + "_constant" + std::to_string(++c), g_.constant(v));
+      if (is_const(v)) {
+        v = add_constant_value(p.l.name + "_constant" + std::to_string(++c), g_.constant(v));
+        // Data movement brings no constant into L2 (ViT's class token).
+        p.host = "concat of a constant (data movement on the chip moves activations only: no transfer brings a "
+                 "constant into L2)";
+      }
       p.in_values.push_back(v);
     }
     emit(std::move(p), n.outputs[0]);
@@ -1163,6 +1169,8 @@ class Lowerer {
 
   // Does every reader of proto p's output want floating point (cpu layers,
   // graph outputs), looking through reshapes and transposes?
+  static fir::Device device(const Proto& p) { return p.host.empty() ? device_of(p.l.op, p.selection) : fir::Device::Cpu; }
+
   bool wants_float(int p) {
     if (auto it = wants_float_memo_.find(p); it != wants_float_memo_.end()) return it->second;
     bool any = false, all = true;
@@ -1174,7 +1182,7 @@ class Lowerer {
         any = true;
         bool f;
         if (transparent(c.l.op)) f = wants_float(static_cast<int>(q));
-        else f = device_of(c.l.op, c.selection) == fir::Device::Cpu;
+        else f = device(c) == fir::Device::Cpu;
         all &= f;
       }
     }
@@ -1198,8 +1206,9 @@ class Lowerer {
     // Output dtypes of the matched layers.
     for (size_t p = 0; p < protos_.size(); ++p) {
       Proto& pr = protos_[p];
-      pr.l.device = device_of(pr.l.op, pr.selection);
-      if (pr.l.device == fir::Device::Cpu && pr.l.op != fir::Op::Reshape) m_.cpu_fallbacks.push_back(pr.l.name + ": " + why_cpu(pr.l.op));
+      pr.l.device = device(pr);
+      if (pr.l.device == fir::Device::Cpu && pr.l.op != fir::Op::Reshape)
+        m_.cpu_fallbacks.push_back(pr.l.name + ": " + (pr.host.empty() ? why_cpu(pr.l.op) : pr.host));
     }
     std::vector<int> final_index(protos_.size(), -1);
     std::map<std::pair<int, std::string>, int> converted;  // (source key, kind) -> layer
