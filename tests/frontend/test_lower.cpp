@@ -443,3 +443,31 @@ TEST_CASE("a Mul or Add by one constant per channel after a convolution folds in
   REQUIRE(y0.shape == y1.shape);
   for (size_t i = 0; i < y0.f.size(); ++i) CHECK(y1.f[i] == doctest::Approx(y0.f[i]).epsilon(1e-5));
 }
+
+TEST_CASE("sequence-first attention: its dense layers read [N, T, D] (tokens and features never the batch)") {
+  for (int batch : {1, 3}) {
+    CAPTURE(batch);
+    auto model = testing::sequence_first_attention(batch);
+    auto m = lower(model);
+    std::map<std::string, int> npu, cpu;
+    for (const auto& l : m.layers) (l.device == fir::Device::Npu ? npu : cpu)[std::string(fir::op_name(l.op))]++;
+    // q, k, v and the out-projection on the PE array; 1/sqrt(d) in q's weights.
+    CHECK(npu["dense"] == 4);
+    CHECK(npu.count("element_wise_mul") == 0);
+    CHECK(npu["element_wise_add"] == 1);
+    for (const auto& l : m.layers)
+      if (l.op == fir::Op::Dense) {
+        CHECK(l.out_shape == interp::Shape{batch, 6, 16});
+        CHECK(l.batch_axis != 1);
+        CHECK(l.batch_axis != 2);
+      }
+    // The heads' data movement, Q.K^T, softmax and P.V on the host.
+    CHECK(cpu["layer_norm"] == 1);
+    CHECK(cpu["matmul"] == 2);
+    CHECK(cpu["softmax"] == 1);
+    CHECK(cpu.count("dense") == 0);
+  }
+  auto [y0, y1] = float_before_after(testing::sequence_first_attention(2));
+  REQUIRE(y0.shape == y1.shape);
+  for (size_t i = 0; i < y0.f.size(); ++i) CHECK(y1.f[i] == doctest::Approx(y0.f[i]).epsilon(1e-4));
+}

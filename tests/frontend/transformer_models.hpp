@@ -3,6 +3,7 @@
 // lowering tests (tests/frontend) and the end-to-end tests (tests/func).
 #pragma once
 
+#include <cmath>
 #include <string>
 
 #include "onnx_builder.hpp"
@@ -65,6 +66,52 @@ inline OnnxBuilder convnext_block(int batch, int64_t c = 8, int64_t hw = 5) {
   b.random_init("ls", {c, 1, 1}, 0.5f);
   b.node("Mul", {"ls", "back"}, {"sc"});
   b.node("Add", {"sc", "x"}, {"y"});
+  return b;
+}
+
+// Self-attention as torch exports nn.MultiheadAttention(batch_first=True) at
+// opset 13, after a LayerNorm and with a residual add, on x [N, T, D]: the
+// tokens go sequence-first ([T, N, D]) for the in-projection (MatMul by
+// [D, 3D], bias, q/k/v Slices), heads split by Reshape [T, N*H, D/H] and
+// Transposes, q scaled by 1/sqrt(D/H), Q.K^T, Softmax, P.V, heads merged by
+// Transpose and Reshape [T*N, D], the out-projection a Gemm on [T*N, D],
+// Reshape [T, N, D], Transpose back to [N, T, D].
+inline OnnxBuilder sequence_first_attention(int batch, int64_t t = 6, int64_t d = 16, int64_t heads = 2) {
+  const int64_t n = batch, hd = d / heads;
+  OnnxBuilder b;
+  b.input("x", {n, t, d}).output("y", {n, t, d});
+  layer_norm_last_axis(b, "x", "ln", d);
+  auto perm = [&](onnx::NodeProto& node, std::vector<int64_t> p) { OnnxBuilder::attr(node, "perm", p); };
+  perm(b.node("Transpose", {"ln"}, {"seq"}), {1, 0, 2});
+  b.random_init("in_w", {d, 3 * d}, 0.4f).random_init("in_b", {3 * d}, 0.1f);
+  b.node("MatMul", {"seq", "in_w"}, {"in_mm"});
+  b.node("Add", {"in_b", "in_mm"}, {"qkv"});
+  b.init_i64("axes", {1}, {-1});
+  const char* names[] = {"q", "k", "v"};
+  for (int64_t i = 0; i < 3; ++i) {
+    std::string nm = names[i];
+    b.init_i64(nm + "_start", {1}, {i * d}).init_i64(nm + "_end", {1}, {(i + 1) * d});
+    b.node("Slice", {"qkv", nm + "_start", nm + "_end", "axes"}, {nm});
+    b.init_i64(nm + "_heads", {3}, {t, n * heads, hd});
+    b.node("Reshape", {nm, nm + "_heads"}, {nm + "_h"});
+  }
+  perm(b.node("Transpose", {"q_h"}, {"q_t"}), {1, 0, 2});
+  b.init("scale", {}, {std::sqrt(static_cast<float>(hd))});
+  b.node("Div", {"q_t", "scale"}, {"q_s"});
+  perm(b.node("Transpose", {"k_h"}, {"k_t"}), {1, 2, 0});
+  perm(b.node("Transpose", {"v_h"}, {"v_t"}), {1, 0, 2});
+  b.node("MatMul", {"q_s", "k_t"}, {"scores"});
+  OnnxBuilder::attr(b.node("Softmax", {"scores"}, {"p"}), "axis", int64_t{-1});
+  b.node("MatMul", {"p", "v_t"}, {"ctx"});
+  perm(b.node("Transpose", {"ctx"}, {"ctx_t"}), {1, 0, 2});
+  b.init_i64("merged", {2}, {t * n, d});
+  b.node("Reshape", {"ctx_t", "merged"}, {"ctx_2d"});
+  b.random_init("out_w", {d, d}, 0.4f).random_init("out_b", {d}, 0.1f);
+  OnnxBuilder::attr(b.node("Gemm", {"ctx_2d", "out_w", "out_b"}, {"proj"}), "transB", int64_t{1});
+  b.init_i64("seq_shape", {3}, {t, n, d});
+  b.node("Reshape", {"proj", "seq_shape"}, {"proj_seq"});
+  perm(b.node("Transpose", {"proj_seq"}, {"att"}), {1, 0, 2});
+  b.node("Add", {"x", "att"}, {"y"});
   return b;
 }
 
