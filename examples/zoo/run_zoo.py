@@ -52,7 +52,7 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 TORCHVISION = ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "regnet_x_400mf", "resnext50_32x4d", "resnet50",
                "squeezenet1_1", "googlenet", "densenet121", "shufflenet_v2_x1_0", "alexnet", "vgg11",
-               "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50", "convnext_tiny"]
+               "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50", "convnext_tiny", "vit_b_16"]
 TFLITE = ["mobilenet_v2_quantized_1x3x224x224", "person_detect", "hello_world_int8"]
 ONNX_TESTS = ["test_Conv2d", "test_Conv2d_strided", "test_Conv2d_padding", "test_Conv2d_depthwise",
               "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided", "test_Conv2d_depthwise_with_multiplier",
@@ -291,9 +291,9 @@ class Runner:
 
 
 # torch's export writes the batch into these models (ShuffleNetV2's channel
-# shuffle reshapes to a constant [1, 2, C/2, H, W]): exported at each batch
-# instead of resized by onnx2fir --batch.
-EXPORT_AT_BATCH = {"shufflenet_v2_x1_0"}
+# shuffle reshapes to a constant [1, 2, C/2, H, W], ViT's attention to
+# [T, N*H, D/H]): exported at each batch instead of resized by onnx2fir --batch.
+EXPORT_AT_BATCH = {"shufflenet_v2_x1_0", "vit_b_16"}
 
 
 def export_model(r, net, batch=1):

@@ -6,7 +6,9 @@
 // stream their large dense layers' weights in runs, VGG-11 b4 on one core
 // spills), LR-ASPP and DeepLabV3 MobileNetV3-Large and FCN ResNet-50 (resize),
 // ConvNeXt-Tiny (channels-last Linear layers between permutes as 1x1
-// convolutions, layer norms over channels on the host) (random weights), the TFLite
+// convolutions, layer norms over channels on the host), ViT-B/16 (its
+// sequence-first attention's dense layers on [N, T, D], the heads on the
+// host; exported at each batch) (random weights), the TFLite
 // files of the reference data, libonnx-testdata's pytorch-converted Conv2d
 // tests (grouped, depthwise, dilated, strided, padded) and node tests of
 // pooling, resize, standalone BatchNormalization and activations (calibrated
@@ -44,7 +46,8 @@ struct Net {
   std::string name;
   Kind kind;
   // torch's export writes the batch into the model (ShuffleNetV2's channel
-  // shuffle reshapes to a constant [1, 2, C/2, H, W]): exported at the batch
+  // shuffle reshapes to a constant [1, 2, C/2, H, W], ViT's attention to
+  // [T, N*H, D/H]): exported at the batch
   // under test instead of resized by onnx2fir --batch.
   bool export_at_batch = false;
 };
@@ -78,6 +81,7 @@ const Net kNets[] = {
     {"deeplabv3_mobilenet_v3_large", Kind::Torchvision},
     {"fcn_resnet50", Kind::Torchvision},
     {"convnext_tiny", Kind::Torchvision},
+    {"vit_b_16", Kind::Torchvision, true},
     {"test_averagepool_2d_ceil", Kind::OnnxNode},
     {"test_averagepool_2d_default", Kind::OnnxNode},
     {"test_averagepool_2d_pads", Kind::OnnxNode},
