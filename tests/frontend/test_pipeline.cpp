@@ -169,7 +169,9 @@ TEST_CASE("transformer layers: structure, and golden data reproduced from disk")
   CHECK(devices["gelu"] == "npu ");
   CHECK(devices["hard_sigmoid"] == "npu ");
   CHECK(devices["dense"] == "npu ");
-  CHECK(devices["concat"] == "npu ");
+  // A concat with a constant (the class token): data movement on the chip
+  // brings no constant into L2, so the host concatenates.
+  CHECK(devices["concat"] == "cpu ");
   auto files = by_name(r);
   interp::FirExecutor exec(g, interp::directory_loader(dir));
   // the graph input feeds the (cpu) layer norm directly: no quantize layer
