@@ -433,8 +433,10 @@ TEST_CASE("a ConvNeXt block (channels-last Linear layers between a permute pair)
       auto a = arch::load_architecture(arch_name);
       CHECK(gemini::build_network(c.graph, a, c.fir_path).batch == batch);
       // One batch group: with two, this hand-made one-layer-per-core
-      // pipeline around a host step deadlocks (asm's tokens; gemini's own
-      // mappings of the block run, see run_zoo/chain).
+      // segment (a residual read across the host step, every layer in one
+      // pipelined segment) deadlocks, which asm --check reports (an so_mov
+      // waiting for its partner); gemini's own mappings of the block and of
+      // the whole ConvNeXt run.
       auto m = a.core_count() == 1 ? func_test::single_core(c.graph, arch_name)
                                    : func_test::pipeline(c.graph, arch_name, a.core_count(), 1);
       Built b = func_test::build(c, m, a, testing::temp_dir("func_convnext_block"));
