@@ -1084,7 +1084,6 @@ int batch_first_dense(Graph& g) {
         t.name = g.unique_name(n.name + "_before");
         t.inputs = {x0};
         t.outputs = {tx};
-        int final_out = out;
         Node& mn2 = g.nodes[static_cast<size_t>(mmn)];
         mn2.inputs[0] = tx;
         int mo = mn2.outputs[0];
@@ -1097,7 +1096,6 @@ int batch_first_dense(Graph& g) {
         } else {
           replace_uses(g, out, mo);
         }
-        (void)final_out;
         g.nodes[k].outputs = {-1};
         g.nodes.push_back(std::move(t));
         again = true;
@@ -1106,20 +1104,18 @@ int batch_first_dense(Graph& g) {
       } while (false);
       do {
       // (4) A Mul or Div by a scalar constant after data movement (a
-      // Transpose, a Reshape, a Slice) moves before it, towards the dense
-      // layer that can take it in its weights (attention's 1/sqrt(d) on q).
+      // Transpose, a Reshape) moves before it, towards the dense layer that
+      // can take it in its weights (attention's 1/sqrt(d) on q).
       if (!again && (n.op == "Mul" || n.op == "Div") && n.inputs.size() == 2 && g.is_constant(n.input(1)) &&
           g.constant(n.input(1)).numel() == 1 && g.constant(n.input(1)).is_float()) {
         int p = g.value(x).producer;
         if (p < 0 || only_reader(x) != static_cast<int>(k)) break;
         Node& pn = g.nodes[static_cast<size_t>(p)];
-        bool movable = pn.op == "Transpose" || pn.op == "Reshape" || const_slice(g, pn);
+        // Not before a Slice: the sliced tensor has other readers (q, k and v
+        // slice one projection); after it, the slice's own dense takes it.
+        bool movable = pn.op == "Transpose" || pn.op == "Reshape";
         if (!movable || pn.input(0) < 0 || !g.value(pn.input(0)).has_shape || g.is_constant(pn.input(0))) break;
         int src = pn.input(0);
-        // Before a Slice only when the sliced tensor has no other reader than
-        // slices (then the dense keeps the factor for its slice alone, below)
-        // is the factor's place clear: keep it after the slice.
-        if (pn.op == "Slice") break;
         int scaled = g.add_value(like_value(g, src, g.value(src).shape, "_scaled"));
         Node m = n;
         m.name = g.unique_name(n.name + "_moved");
