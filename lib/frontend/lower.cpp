@@ -659,9 +659,17 @@ class Lowerer {
       fits = d == 1 || d == xs[xs.size() - 1 - i];
       ss[xs.size() - 1 - i] = d;
     }
-    if (!fits)
+    if (!fits) {
+      // A slope of the input's rank that differs only along axis 0 holds one
+      // slope per sample: it fixes the batch (onnx2fir --batch resized the input).
+      bool per_sample = slope.shape.size() == xs.size() && !xs.empty() && slope.shape[0] != 1 && slope.shape[0] != xs[0] &&
+                        std::equal(slope.shape.begin() + 1, slope.shape.end(), xs.begin() + 1);
       return fail(n, "the slope " + interp::shape_str(slope.shape) + " does not broadcast to the input " +
-                         interp::shape_str(xs));
+                         interp::shape_str(xs) +
+                         (per_sample ? ": it holds one slope per sample along axis 0, the batch, so the model runs at batch " +
+                                           std::to_string(slope.shape[0]) + " only"
+                                     : ""));
+    }
     slope.shape = ss;
     // The vector processor reads the slope from DRAM as FP16 (operand B):
     // the interpreter computes with the same float16 numbers.
