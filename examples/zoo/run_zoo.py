@@ -58,7 +58,8 @@ ONNX_TESTS = ["test_Conv2d", "test_Conv2d_strided", "test_Conv2d_padding", "test
               "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided", "test_Conv2d_depthwise_with_multiplier",
               "test_Conv2d_groups", "test_Conv2d_dilated"]
 # libonnx-testdata's node tests of the spatial operators of CNNs (pooling,
-# resize, padding, standalone BatchNormalization and activations).
+# resize, constant padding, standalone BatchNormalization, activations and
+# PReLU) and of slicing (token tensors [N, T, D]).
 ONNX_NODE_TESTS = ["test_averagepool_2d_ceil", "test_averagepool_2d_default", "test_averagepool_2d_pads",
                    "test_averagepool_2d_pads_count_include_pad", "test_averagepool_2d_precomputed_pads",
                    "test_averagepool_2d_precomputed_pads_count_include_pad",
@@ -79,7 +80,9 @@ ONNX_NODE_TESTS = ["test_averagepool_2d_ceil", "test_averagepool_2d_default", "t
                    "test_resize_upsample_scales_linear_align_corners", "test_resize_upsample_scales_nearest",
                    "test_resize_upsample_sizes_nearest_ceil_half_pixel",
                    "test_resize_upsample_sizes_nearest_floor_align_corners",
-                   "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", "test_upsample_nearest"]
+                   "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", "test_upsample_nearest",
+                   "test_prelu_broadcast", "test_constant_pad", "test_slice_default_axes", "test_slice_default_steps",
+                   "test_slice_end_out_of_bounds", "test_slice_neg", "test_slice_negative_axes"]
 ARCHS = ["zebu-1core", "chip-64tops"]
 BATCHES = [1, 4]
 STAGES = ["export", "onnx2fir", "gemini", "irgen", "asm", "zebusim", "functional"]

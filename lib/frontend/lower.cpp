@@ -26,6 +26,7 @@ struct Proto {
   std::vector<int> in_values;  // float-graph values read (activations and constants), in FIR input order
   Shape fir_shape;             // output shape in the FIR (may differ from the graph value: dense gives [N, K, 1, 1])
   bool selection = false;      // a selection matmul standing for a Gather (output has no float counterpart)
+  std::string host_why;        // non-empty: this layer runs on the host, for this reason (else by its operation)
 };
 
 bool transparent(fir::Op op) { return op == fir::Op::Reshape || op == fir::Op::Transpose; }
@@ -47,6 +48,10 @@ fir::Device device_of(fir::Op op, bool selection) {
     default:
       return fir::Device::Npu;
   }
+}
+
+fir::Device device_of(const Proto& p) {
+  return p.host_why.empty() ? device_of(p.l.op, p.selection) : fir::Device::Cpu;
 }
 
 std::string why_cpu(fir::Op op) {
@@ -659,9 +664,17 @@ class Lowerer {
       fits = d == 1 || d == xs[xs.size() - 1 - i];
       ss[xs.size() - 1 - i] = d;
     }
-    if (!fits)
+    if (!fits) {
+      // A slope of the input's rank that differs only along axis 0 holds one
+      // slope per sample: it fixes the batch (onnx2fir --batch resized the input).
+      bool per_sample = slope.shape.size() == xs.size() && !xs.empty() && slope.shape[0] != 1 && slope.shape[0] != xs[0] &&
+                        std::equal(slope.shape.begin() + 1, slope.shape.end(), xs.begin() + 1);
       return fail(n, "the slope " + interp::shape_str(slope.shape) + " does not broadcast to the input " +
-                         interp::shape_str(xs));
+                         interp::shape_str(xs) +
+                         (per_sample ? ": it holds one slope per sample along axis 0, the batch, so the model runs at batch " +
+                                           std::to_string(slope.shape[0]) + " only"
+                                     : ""));
+    }
     slope.shape = ss;
     // The vector processor reads the slope from DRAM as FP16 (operand B):
     // the interpreter computes with the same float16 numbers.
@@ -858,7 +871,19 @@ class Lowerer {
       if (is_const(v)) v = add_constant_value(p.l.name + "_constant" + std::to_string(++c), g_.constant(v));
       p.in_values.push_back(v);
     }
+    if (p.l.axis == 0 && p.in_values.size() > 1) p.host_why = batch_move_why("concatenation");
     emit(std::move(p), n.outputs[0]);
+  }
+
+  // Axis 0 of every tensor the chip holds is the batch (fir::chip_box): each
+  // sample is a box of its own, and every accelerator layer keeps the
+  // network's batch (gemini, irgen and the mapping's b partition cut work by
+  // sample). A data movement that changes the batch runs on the host (the
+  // reference interpreter, exact); accelerator layers after it, whose batch
+  // is no longer the network's, are refused by gemini, naming the layer.
+  static std::string batch_move_why(const std::string& what) {
+    return what + " along axis 0, the batch: every accelerator layer keeps the network's batch (a sample is a box "
+                  "of its own, work is cut by sample), so a layer that changes it runs on the host";
   }
 
   // ONNX Slice with constant starts/ends/axes/steps (inputs since opset 10,
@@ -917,6 +942,7 @@ class Lowerer {
     p.l.ends = e;
     p.l.steps = st;
     p.in_values = {x};
+    if (r > 0 && (b[0] != 0 || e[0] != xs[0] || st[0] != 1)) p.host_why = batch_move_why("a slice");
     emit(std::move(p), out);
   }
 
@@ -945,6 +971,7 @@ class Lowerer {
       p.l.ends = e;
       p.l.steps = st;
       p.in_values = {x};
+      if (axis == 0 && len != xs[0]) p.host_why = batch_move_why("a split");
       emit(std::move(p), out);
       off += len;
     }
@@ -1137,7 +1164,7 @@ class Lowerer {
         any = true;
         bool f;
         if (transparent(c.l.op)) f = wants_float(static_cast<int>(q));
-        else f = device_of(c.l.op, c.selection) == fir::Device::Cpu;
+        else f = device_of(c) == fir::Device::Cpu;
         all &= f;
       }
     }
@@ -1161,8 +1188,9 @@ class Lowerer {
     // Output dtypes of the matched layers.
     for (size_t p = 0; p < protos_.size(); ++p) {
       Proto& pr = protos_[p];
-      pr.l.device = device_of(pr.l.op, pr.selection);
-      if (pr.l.device == fir::Device::Cpu && pr.l.op != fir::Op::Reshape) m_.cpu_fallbacks.push_back(pr.l.name + ": " + why_cpu(pr.l.op));
+      pr.l.device = device_of(pr);
+      if (pr.l.device == fir::Device::Cpu && pr.l.op != fir::Op::Reshape)
+        m_.cpu_fallbacks.push_back(pr.l.name + ": " + (pr.host_why.empty() ? why_cpu(pr.l.op) : pr.host_why));
     }
     std::vector<int> final_index(protos_.size(), -1);
     std::map<std::pair<int, std::string>, int> converted;  // (source key, kind) -> layer

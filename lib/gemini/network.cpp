@@ -71,7 +71,9 @@ class Builder {
       if (l.out[0] != net.batch)
         throw_input_error(at_pointer(file_, "/" + l.name + "/output_shape",
                                      "batch " + std::to_string(l.out[0]) + " differs from the network's " +
-                                         std::to_string(net.batch)));
+                                         std::to_string(net.batch) +
+                                         ": every accelerator layer keeps the network's batch (a layer before it "
+                                         "changes the batch: a concatenation, slice or reshape along axis 0)"));
     return net;
   }
 

@@ -466,14 +466,22 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
   Dims d = in.dims;
   Box r;
   r.lo[0] = out.lo[0], r.hi[0] = out.hi[0];
+  // The rows (columns) [first, last] of the windows: the region is their
+  // part inside the input, the padding what lies before and after it. Windows
+  // wholly in the padding (a convolution padded by more than its kernel, as a
+  // constant Pad is: a part of its output may read no input) read the
+  // input's nearest edge row (column), as gemini's input_region clamps; the
+  // padding on the region's other side is then negative, so that region and
+  // padding still span the windows (formats/Scheduler_IR_Format.md).
   auto spatial = [&](int axis, int64_t stride, int64_t kernel, int64_t dil, int64_t pad_before, int64_t* pb,
                      int64_t* pa) {
     int64_t first = out.lo[axis] * stride - pad_before;
     int64_t last = out.hi[axis] * stride - pad_before + (kernel - 1) * dil;
-    *pb = std::max<int64_t>(0, -first);
-    *pa = std::max<int64_t>(0, last - (d[axis] - 1));
     r.lo[axis] = std::max<int64_t>(0, first);
     r.hi[axis] = std::min<int64_t>(d[axis] - 1, last);
+    if (r.lo[axis] > r.hi[axis]) r.lo[axis] = r.hi[axis] = std::clamp<int64_t>(first, 0, d[axis] - 1);
+    *pb = r.lo[axis] - first;
+    *pa = last - r.hi[axis];
   };
   if (L.move) {
     // The hull of the pieces this input gives (empty: none).

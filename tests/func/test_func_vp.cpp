@@ -323,6 +323,46 @@ TEST_CASE("PReLU runs on the vector processor with its per-channel slope loaded 
   }
 }
 
+// A slope of one value per element of a sample ([C, H, W]) or per column:
+// operand B of the input's box, float16, whose channels are padded to the
+// alignment in bytes (5 float16 channels take 16 bytes a pixel, 5 INT8 ones
+// 8): vp_cfg_fm1 gives B's own box and format.
+TEST_CASE("PReLU with a slope per element or per column: float16 operand B in a box of its own") {
+  OnnxBuilder b(13);
+  b.input("x", {-1, 5, 4, 6}).output("y", {-1, 5, 4, 6});
+  conv(b, "x", "c", 5, 5, 3, 21);
+  b.random_init("slope", {5, 4, 6}, 0.5f, 22);
+  b.node("PRelu", {"c", "slope"}, {"p"});
+  conv(b, "p", "c2", 5, 5, 1, 23);
+  b.random_init("slope1", {6}, 0.5f, 24);  // along W: B of box [1, 1, 6]
+  b.node("PRelu", {"c2", "slope1"}, {"y"});
+  const std::string model = save(b, "prelu_elements");
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = func_test::compile_model(model, batch, "vp_prelu_elements");
+    REQUIRE(count_ops(c.graph, fir::Op::PRelu) == 2);
+    check_model(c, "prelu_elements");
+  }
+}
+
+// A slope that varies along axis 0 fixes the batch: at another batch it is
+// refused, naming the layer and why.
+TEST_CASE("PReLU with one slope per sample is refused at another batch, naming the node") {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4, 4}).output("y", {2, 3, 4, 4});
+  b.random_init("slope", {2, 3, 4, 4}, 0.5f, 25);
+  b.node("PRelu", {"x", "slope"}, {"y"});
+  const std::string model = save(b, "prelu_per_sample");
+  try {
+    func_test::compile_model(model, 1, "vp_prelu_per_sample");
+    FAIL("a per-sample slope at batch 1 was accepted");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    CHECK(m.find("PRelu") != std::string::npos);
+    CHECK(m.find("one slope per sample along axis 0, the batch") != std::string::npos);
+  }
+}
+
 TEST_CASE("a fused clip with a lower bound other than 0 is refused by asm, naming the layer") {
   const auto& a = arch_named("zebu-1core");
   // A conv2d whose clip was fused by hand with a lower bound of -1.

@@ -7,7 +7,8 @@
 // spills), LR-ASPP and DeepLabV3 MobileNetV3-Large and FCN ResNet-50 (resize) (random weights), the TFLite
 // files of the reference data, libonnx-testdata's pytorch-converted Conv2d
 // tests (grouped, depthwise, dilated, strided, padded) and node tests of
-// pooling, resize, standalone BatchNormalization and activations (calibrated
+// pooling, resize, constant Pad, standalone BatchNormalization, activations,
+// PReLU and Slice (calibrated
 // on their own input), compiled by onnx2fir's
 // pipeline at batch 1 and 4, mapped by gemini for zebu-1core and
 // chip-64tops, and run by the functional model with golden checks. Each case
@@ -125,6 +126,13 @@ const Net kNets[] = {
     {"test_resize_upsample_sizes_nearest_floor_align_corners", Kind::OnnxNode},
     {"test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", Kind::OnnxNode},
     {"test_upsample_nearest", Kind::OnnxNode},
+    {"test_prelu_broadcast", Kind::OnnxNode},
+    {"test_constant_pad", Kind::OnnxNode},
+    {"test_slice_default_axes", Kind::OnnxNode},
+    {"test_slice_default_steps", Kind::OnnxNode},
+    {"test_slice_end_out_of_bounds", Kind::OnnxNode},
+    {"test_slice_neg", Kind::OnnxNode},
+    {"test_slice_negative_axes", Kind::OnnxNode},
 };
 const std::string kArchs[] = {"zebu-1core", "chip-64tops"};
 
