@@ -25,7 +25,22 @@ Dims group_dims(const Layer& l, int64_t batch_groups) {
 
 int64_t k_unit(const Layer& l) { return l.groups > 1 && l.out[1] % l.groups == 0 ? l.out[1] / l.groups : 1; }
 
-std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores, int64_t k_unit) {
+bool part_reads_input(const Layer& L, int axis, int64_t parts) {
+  if (parts <= 1 || (L.kind != LayerKind::Conv && L.kind != LayerKind::Pool) || L.inputs.empty()) return true;
+  const bool rows = axis == 2;
+  const int64_t out = L.out[size_t(axis)], in = L.inputs[0].dims[size_t(axis)];
+  const int64_t stride = rows ? L.stride_h : L.stride_w, ext = ((rows ? L.kernel_h : L.kernel_w) - 1) * (rows ? L.dilation_h : L.dilation_w);
+  const int64_t before = rows ? L.pads[0] : L.pads[2];
+  if (out % parts) return true;  // not an equal cut: not offered anyway
+  const int64_t n = out / parts;
+  for (int64_t p = 0; p < parts; ++p) {
+    const int64_t first = p * n * stride - before, last = ((p + 1) * n - 1) * stride - before + ext;
+    if (last < 0 || first > in - 1) return false;
+  }
+  return true;
+}
+
+std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores, int64_t k_unit, const Layer* layer) {
   std::vector<mapping::Partition> out;
   if (cores <= 0) return out;
   for (int64_t b : divisors(dims[0])) {
@@ -36,6 +51,7 @@ std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores, i
         if ((cores / b / k) % h) continue;
         int64_t w = cores / b / k / h;
         if (dims[3] % w) continue;
+        if (layer && (!part_reads_input(*layer, 2, h) || !part_reads_input(*layer, 3, w))) continue;
         out.push_back({b, k, h, w});
       }
     }
@@ -43,7 +59,7 @@ std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores, i
   return out;
 }
 
-std::vector<int> feasible_core_counts(const Dims& dims, int max_cores, int64_t k_unit) {
+std::vector<int> feasible_core_counts(const Dims& dims, int max_cores, int64_t k_unit, const Layer* layer) {
   std::vector<int> out;
   for (int n = 1; n <= max_cores; ++n) {
     // n = b * k * h * w with each factor dividing its dimension.
@@ -54,7 +70,8 @@ std::vector<int> feasible_core_counts(const Dims& dims, int max_cores, int64_t k
         if (ok || (n / b) % k) continue;
         for (int64_t h : divisors(dims[2])) {
           if ((n / b / k) % h) continue;
-          if (dims[3] % (n / b / k / h) == 0) {
+          if (dims[3] % (n / b / k / h) == 0 &&
+              (!layer || (part_reads_input(*layer, 2, h) && part_reads_input(*layer, 3, n / b / k / h)))) {
             ok = true;
             break;
           }

@@ -55,10 +55,22 @@ int64_t k_unit(const Layer& l);
 // Every partition (b, k, h, w) of exactly `cores` parts whose factors divide
 // `dims` (k parts each a multiple of `k_unit` channels), in a fixed order (b,
 // then k, then h, then w ascending).
-std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores, int64_t k_unit = 1);
+// With `layer`, only partitions whose every part's windows reach the input
+// (part_reads_input).
+std::vector<mapping::Partition> partitions_of(const Dims& dims, int64_t cores, int64_t k_unit = 1,
+                                              const Layer* layer = nullptr);
 
-// The core counts 1..max_cores that some partition of `dims` achieves.
-std::vector<int> feasible_core_counts(const Dims& dims, int max_cores, int64_t k_unit = 1);
+// The core counts 1..max_cores that some partition of `dims` achieves (with
+// `layer`, one whose parts all reach the input).
+std::vector<int> feasible_core_counts(const Dims& dims, int max_cores, int64_t k_unit = 1, const Layer* layer = nullptr);
+
+// Whether cutting a convolution's or pooling's output rows (axis 2) or
+// columns (axis 3) into `parts` equal parts leaves each part windows that
+// read some of the input. With padding as wide as the window (a folded
+// Pad, a transposed convolution's) the first or last rows' windows lie in
+// the padding alone: such a part reads nothing and has no producer to wait
+// for, so it is not a partition (irgen refuses it). Other layers: true.
+bool part_reads_input(const Layer& layer, int axis, int64_t parts);
 
 // The divisors of n, ascending.
 std::vector<int64_t> divisors(int64_t n);

@@ -116,7 +116,10 @@ class Searcher {
     auto key = std::make_pair(layer, G);
     auto it = counts_.find(key);
     if (it == counts_.end())
-      it = counts_.emplace(key, feasible_core_counts(group_dims(net_.layers[size_t(layer)], G), C_, unit_of(layer))).first;
+      it = counts_
+               .emplace(key, feasible_core_counts(group_dims(net_.layers[size_t(layer)], G), C_, unit_of(layer),
+                                                  &net_.layers[size_t(layer)]))
+               .first;
     return it->second;
   }
 
@@ -138,7 +141,7 @@ class Searcher {
   mapping::Partition best_partition(int layer, int64_t n, int64_t G) {
     auto key = std::make_tuple(layer, n, G);
     if (auto it = best_part_.find(key); it != best_part_.end()) return it->second;
-    auto parts = partitions_of(group_dims(net_.layers[size_t(layer)], G), n, unit_of(layer));
+    auto parts = partitions_of(group_dims(net_.layers[size_t(layer)], G), n, unit_of(layer), &net_.layers[size_t(layer)]);
     mapping::Partition best;
     double best_score = std::numeric_limits<double>::infinity();
     for (const auto& p : parts) {
@@ -340,7 +343,8 @@ class Searcher {
     if (rng_.real() < 0.7) {
       lp.part = best_partition(lp.layer, int64_t(lp.cores.size()), G);
     } else {
-      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), int64_t(lp.cores.size()), unit_of(lp.layer));
+      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), int64_t(lp.cores.size()), unit_of(lp.layer),
+                                 &net_.layers[size_t(lp.layer)]);
       lp.part = parts[size_t(rng_.below(int64_t(parts.size())))];
     }
   }
@@ -413,7 +417,7 @@ class Searcher {
   bool move_partition(SegmentPlan& sp) {
     LayerPlan& lp = sp.layers[size_t(rng_.below(int64_t(sp.layers.size())))];
     auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], sp.batch_groups), int64_t(lp.cores.size()),
-                               unit_of(lp.layer));
+                               unit_of(lp.layer), &net_.layers[size_t(lp.layer)]);
     if (parts.size() < 2) return false;
     mapping::Partition p = parts[size_t(rng_.below(int64_t(parts.size())))];
     if (p == lp.part) return false;
@@ -458,7 +462,7 @@ class Searcher {
       for (int c : cs)
         if (c <= int(lp.cores.size())) n = c;
       lp.cores.resize(size_t(n));
-      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), n, unit_of(lp.layer));
+      auto parts = partitions_of(group_dims(net_.layers[size_t(lp.layer)], G), n, unit_of(lp.layer), &net_.layers[size_t(lp.layer)]);
       if (std::find(parts.begin(), parts.end(), lp.part) == parts.end()) lp.part = best_partition(lp.layer, n, G);
     }
     sp.batch_groups = G;
@@ -567,7 +571,7 @@ class Searcher {
       for (size_t pos = 0; pos < original.layers.size() && !spent(); ++pos) {
         const LayerPlan& lp = original.layers[pos];
         for (const auto& p : partitions_of(group_dims(net_.layers[size_t(lp.layer)], original.batch_groups),
-                                           int64_t(lp.cores.size()), unit_of(lp.layer))) {
+                                           int64_t(lp.cores.size()), unit_of(lp.layer), &net_.layers[size_t(lp.layer)])) {
           if (p == lp.part || spent()) continue;
           SegmentPlan sp = original;
           sp.layers[pos].part = p;
@@ -790,7 +794,7 @@ Plan sequential_plan(const CostModel& model, Objective objective) {
   const int C = model.arch().core_count();
   Plan plan;
   for (size_t l = 0; l < net.layers.size(); ++l) {
-    auto counts = feasible_core_counts(group_dims(net.layers[l], 1), C, k_unit(net.layers[l]));
+    auto counts = feasible_core_counts(group_dims(net.layers[l], 1), C, k_unit(net.layers[l]), &net.layers[l]);
     int n = counts.back();
     LayerPlan lp;
     lp.layer = int(l);
@@ -828,7 +832,7 @@ std::vector<Plan> batch_split_plans(const CostModel& model) {
         for (int64_t f = rest; f > 1 && lp.part.k * lp.part.h * lp.part.w == 1; --f) {
           if (rest % f) continue;
           for (int axis : order) {
-            if (d[size_t(axis)] % f) continue;
+            if (d[size_t(axis)] % f || !part_reads_input(net.layers[l], axis, f)) continue;
             (axis == 1 ? lp.part.k : axis == 2 ? lp.part.h : lp.part.w) = f;
             break;
           }
