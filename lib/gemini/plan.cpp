@@ -26,7 +26,9 @@ Dims group_dims(const Layer& l, int64_t batch_groups) {
 int64_t k_unit(const Layer& l) { return l.groups > 1 && l.out[1] % l.groups == 0 ? l.out[1] / l.groups : 1; }
 
 bool part_reads_input(const Layer& L, int axis, int64_t parts) {
-  if (parts <= 1 || (L.kind != LayerKind::Conv && L.kind != LayerKind::Pool) || L.inputs.empty()) return true;
+  if (parts <= 1 || (axis != 2 && axis != 3) || (L.kind != LayerKind::Conv && L.kind != LayerKind::Pool) ||
+      L.inputs.empty())
+    return true;
   const bool rows = axis == 2;
   const int64_t out = L.out[size_t(axis)], in = L.inputs[0].dims[size_t(axis)];
   const int64_t stride = rows ? L.stride_h : L.stride_w, ext = ((rows ? L.kernel_h : L.kernel_w) - 1) * (rows ? L.dilation_h : L.dilation_w);

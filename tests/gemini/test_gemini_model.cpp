@@ -202,3 +202,22 @@ TEST_CASE("a plan converts to a valid mapping and back") {
   CHECK(to_mapping(p, s->net, s->arch).segments == hand.segments);
   CHECK(s->model->evaluate(p, false).cycles > 0);
 }
+
+TEST_CASE("no partition part reads only padding (a constant Pad folded into a 1x1 convolution)") {
+  // [1, 3, 4, 5] padded by rows (1, 2) and columns (3, 4) by a 1x1 convolution: [1, 3, 7, 12].
+  Layer L;
+  L.kind = LayerKind::Conv;
+  L.out = {1, 3, 7, 12};
+  L.pads = {1, 2, 3, 4};
+  LayerInput in;
+  in.dims = {1, 3, 4, 5};
+  L.inputs.push_back(in);
+  CHECK(part_reads_input(L, 3, 2));   // columns 0-5 read input 0-2, 6-11 read 3-4
+  CHECK(!part_reads_input(L, 3, 4));  // columns 0-2 lie in the left padding
+  CHECK(!part_reads_input(L, 2, 7));  // row 0 is padding
+  CHECK(part_reads_input(L, 1, 3));   // channels: not a spatial cut
+  for (const auto& p : partitions_of(L.out, 4, 1, &L)) CHECK(p.w != 4);
+  CHECK(partitions_of(L.out, 4, 1).size() > partitions_of(L.out, 4, 1, &L).size());
+  auto counts = feasible_core_counts(L.out, 8, 1, &L);
+  CHECK(std::find(counts.begin(), counts.end(), 7) == counts.end());  // 7 only as 7 rows
+}
