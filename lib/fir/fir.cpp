@@ -1,6 +1,7 @@
 // FIR types: the operation table, module_list groups, Layer and Graph helpers.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 
 #include "fir/fir.hpp"
@@ -623,6 +624,43 @@ std::optional<ResizeGeometry> resize_geometry(const Layer& l, std::string* why) 
   if (l.input_shape.empty() || l.input_shape[0].size() != 4 || l.output_shape.size() != 1 || l.output_shape[0].size() != 4)
     return no("a resize takes one [N, C, H, W] input to one [N, C, H, W] output");
   ResizeGeometry g;
+  if (str("mode", "") == "zeros" || str("mode", "") == "reflect" || str("mode", "") == "edge") {
+    // Padding modes: integer strides and offsets (int8::resize_tap).
+    const std::string mode = str("mode", "");
+    g.mode = mode == "zeros" ? 5 : mode == "reflect" ? 6 : 7;
+    auto pair = [&](const char* key, bool need, int64_t dflt, int64_t lo) -> std::optional<std::array<int64_t, 2>> {
+      const Json* v = attr->find(key);
+      if (!v) {
+        if (need) return std::nullopt;
+        return std::array<int64_t, 2>{dflt, dflt};
+      }
+      if (!v->is_array() || v->size() != 2) return std::nullopt;
+      std::array<int64_t, 2> r{};
+      for (size_t d = 0; d < 2; ++d) {
+        const Json& e = v->as_array()[d];
+        if (!e.is_number() || e.as_double() != std::floor(e.as_double()) || e.as_double() < double(lo) ||
+            std::fabs(e.as_double()) > double(1 << 24))
+          return std::nullopt;
+        r[d] = static_cast<int64_t>(e.as_double());
+      }
+      return r;
+    };
+    auto strides = pair("strides", false, 1, 1);
+    auto pads = pair("pads", true, 0, -(1 << 24));
+    if (!strides) return no("\"strides\" must hold two integers [sh, sw] of at least 1");
+    if (!pads) return no("\"pads\" must hold two integers [top, left] (the rows and columns before the input's first)");
+    if (mode != "zeros" && ((*strides)[0] != 1 || (*strides)[1] != 1))
+      return no("\"strides\" must be [1, 1] for " + mode + " padding");
+    for (int d = 0; d < 2; ++d) {
+      ResizeAxis& a = g.axis[static_cast<size_t>(d)];
+      a.in = l.input_shape[0][static_cast<size_t>(2 + d)];
+      a.out = l.output_shape[0][static_cast<size_t>(2 + d)];
+      a.step = static_cast<double>((*strides)[static_cast<size_t>(d)]);
+      a.offset = static_cast<double>((*pads)[static_cast<size_t>(d)]);
+      if (a.in < 1 || a.out < 1) return no("empty input or output");
+    }
+    return g;
+  }
   std::string mode = str("mode", "nearest"), ctm = str("coordinate_transformation_mode", "half_pixel"),
               nearest = str("nearest_mode", "round_prefer_floor");
   if (mode == "linear") g.mode = 0;

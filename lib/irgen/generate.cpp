@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "fir/host.hpp"
 #include "fir/resize.hpp"
@@ -518,8 +519,9 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
       r.hi[1] = std::min<int64_t>(d[1] - 1, (out.hi[1] / kg + 1) * cg - 1);
     }
   } else if (l.op == fir::Op::Resize) {
-    // The rows and columns the taps of the output's first and last pixel
-    // reach (they grow with the output index); no padding: the border repeats.
+    // The rows and columns the taps of the output's pixels reach
+    // (int8::resize_span); no padding: the border repeats, the holes of zero
+    // insertion read nothing.
     std::string why;
     auto g = fir::resize_geometry(l, &why);
     if (!g) fail_fir(l.name, why);
@@ -527,8 +529,7 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
     for (int a = 0; a < 2; ++a) {
       const auto& ax = g->axis[size_t(a)];
       float step = int8::param(ax.step), off = int8::param(ax.offset);
-      r.lo[2 + a] = int8::resize_tap(mode, out.lo[2 + a], step, off, ax.in).i0;
-      r.hi[2 + a] = int8::resize_tap(mode, out.hi[2 + a], step, off, ax.in).i1;
+      std::tie(r.lo[2 + a], r.hi[2 + a]) = int8::resize_span(mode, out.lo[2 + a], out.hi[2 + a], step, off, ax.in);
     }
     r.lo[1] = out.lo[1], r.hi[1] = out.hi[1];
   } else if (is_pe_op(l.op)) {
