@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Export a torchvision model (random weights, eval mode) to ONNX or TorchScript.
 
+NAME is a torchvision model or one of this project's small models (LOCAL:
+tiny_unet, a U-Net with ConvTranspose2d upsampling and reflect padding).
+
   export_torchvision.py NAME OUT [--batch N] [--size S] [--opset N] [--seed S] [--torchscript] [--bn-stats]
 
 The weights are torchvision's random initialisation (seeded), in eval mode.
@@ -19,12 +22,53 @@ import argparse
 import sys
 
 
+def tiny_unet():
+    """A small U-Net (this project's, not torchvision's): encoder convolutions
+    with reflect and replicate padding, a strided convolution and a max pool
+    down, ConvTranspose2d up (2x2 stride 2; 3x3 stride 2 with padding,
+    output_padding and groups; 3x3 stride 1 as the head) with skip
+    concatenations. 3 input channels, 2 output channels, any even size."""
+    import torch
+    from torch import nn
+
+    def block(cin, cout, **kw):
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, **kw), nn.BatchNorm2d(cout), nn.ReLU())
+
+    class TinyUNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.enc1 = block(3, 8, padding=1, padding_mode="reflect")
+            self.down1 = block(8, 16, stride=2, padding=1)
+            self.enc2 = block(16, 16, padding=1, padding_mode="replicate")
+            self.pool = nn.MaxPool2d(2)
+            self.mid = block(16, 32, padding=1)
+            self.up1 = nn.ConvTranspose2d(32, 16, 2, stride=2)
+            self.dec1 = block(32, 16, padding=1)
+            self.up2 = nn.ConvTranspose2d(16, 8, 3, stride=2, padding=1, output_padding=1, groups=2)
+            self.dec2 = block(16, 8, padding=1)
+            self.head = nn.ConvTranspose2d(8, 2, 3, padding=1)
+
+        def forward(self, x):
+            e1 = self.enc1(x)
+            e2 = self.enc2(self.down1(e1))
+            m = self.mid(self.pool(e2))
+            d1 = self.dec1(torch.cat([torch.relu(self.up1(m)), e2], 1))
+            d2 = self.dec2(torch.cat([self.up2(d1), e1], 1))
+            return self.head(d2)
+
+    return TinyUNet()
+
+
+# Small models of this project (not torchvision's), by name.
+LOCAL = {"tiny_unet": tiny_unet}
+
+
 def build(name, seed, size, bn_stats=False):
     import torch
     import torchvision
 
     torch.manual_seed(seed)
-    ctor = getattr(torchvision.models, name, None)
+    ctor = LOCAL.get(name) or getattr(torchvision.models, name, None)
     kwargs = {}
     for sub in ("segmentation", "detection"):
         if ctor is None and hasattr(getattr(torchvision.models, sub), name):
@@ -37,7 +81,7 @@ def build(name, seed, size, bn_stats=False):
         kwargs = {"aux_logits": False, "init_weights": True}
     if name.startswith("vit_"):
         kwargs = {"image_size": size}
-    model = ctor(weights=None, **kwargs)
+    model = ctor() if name in LOCAL else ctor(weights=None, **kwargs)
     # Estimate BatchNorm statistics on random batches (cumulative average).
     bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
     if bns and bn_stats:
@@ -55,7 +99,7 @@ def build(name, seed, size, bn_stats=False):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("name", help="torchvision model name, e.g. resnet50")
+    p.add_argument("name", help="torchvision model name, e.g. resnet50, or tiny_unet")
     p.add_argument("out", help="output file (.onnx, or .pt for TorchScript)")
     p.add_argument("--batch", type=int, default=1)
     p.add_argument("--size", type=int, default=224, help="input height and width")

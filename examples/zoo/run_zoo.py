@@ -52,13 +52,17 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 
 TORCHVISION = ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "regnet_x_400mf", "resnext50_32x4d", "resnet50",
                "squeezenet1_1", "googlenet", "densenet121", "shufflenet_v2_x1_0", "alexnet", "vgg11",
-               "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50", "convnext_tiny", "vit_b_16"]
+               "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50",
+               "tiny_unet",  # tiny_unet: export_torchvision.py's own small U-Net (ConvTranspose2d, reflect padding)
+               "convnext_tiny", "vit_b_16"]
 TFLITE = ["mobilenet_v2_quantized_1x3x224x224", "person_detect", "hello_world_int8"]
 ONNX_TESTS = ["test_Conv2d", "test_Conv2d_strided", "test_Conv2d_padding", "test_Conv2d_depthwise",
               "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided", "test_Conv2d_depthwise_with_multiplier",
-              "test_Conv2d_groups", "test_Conv2d_dilated"]
+              "test_Conv2d_groups", "test_Conv2d_dilated", "test_ConvTranspose2d", "test_ConvTranspose2d_no_bias",
+              "test_ReflectionPad2d", "test_ReplicationPad2d", "test_ZeroPad2d", "test_ConstantPad2d"]
 # libonnx-testdata's node tests of the spatial operators of CNNs (pooling,
-# resize, padding, standalone BatchNormalization and activations).
+# resize, constant padding, standalone BatchNormalization, activations and
+# PReLU) and of slicing (token tensors [N, T, D]).
 ONNX_NODE_TESTS = ["test_averagepool_2d_ceil", "test_averagepool_2d_default", "test_averagepool_2d_pads",
                    "test_averagepool_2d_pads_count_include_pad", "test_averagepool_2d_precomputed_pads",
                    "test_averagepool_2d_precomputed_pads_count_include_pad",
@@ -79,7 +83,13 @@ ONNX_NODE_TESTS = ["test_averagepool_2d_ceil", "test_averagepool_2d_default", "t
                    "test_resize_upsample_scales_linear_align_corners", "test_resize_upsample_scales_nearest",
                    "test_resize_upsample_sizes_nearest_ceil_half_pixel",
                    "test_resize_upsample_sizes_nearest_floor_align_corners",
-                   "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", "test_upsample_nearest"]
+                   "test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", "test_upsample_nearest",
+                   "test_prelu_broadcast", "test_constant_pad", "test_slice_default_axes", "test_slice_default_steps",
+                   "test_slice_end_out_of_bounds", "test_slice_neg", "test_slice_negative_axes",
+                   "test_convtranspose", "test_convtranspose_autopad_same", "test_convtranspose_dilations",
+                   "test_convtranspose_kernel_shape", "test_convtranspose_output_shape", "test_convtranspose_pad",
+                   "test_convtranspose_pads", "test_convtranspose_with_kernel", "test_edge_pad",
+                   "test_reflect_pad"]
 ARCHS = ["zebu-1core", "chip-64tops"]
 BATCHES = [1, 4]
 STAGES = ["export", "onnx2fir", "gemini", "irgen", "asm", "zebusim", "functional"]

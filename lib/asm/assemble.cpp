@@ -771,8 +771,10 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   ifms[ia].place(ra);
   // Both operands are read in boxes of one shape (B's sizes of 1 broadcast):
   // a window of a wider tensor is not read in place (irgen copies it out).
+  // B of another element size (a float16 constant) has a box of its own
+  // (vp_cfg_fm1, channels padded to the alignment in bytes for its format).
   if (two) {
-    bool same = ifms[ib].cpad == ifms[ia].cpad || ifms[ib].dims() != ifms[ia].dims();
+    bool same = ifms[ib].cpad == ifms[ia].cpad || ifms[ib].dims() != ifms[ia].dims() || ifms[ib].bytes != ifms[ia].bytes;
     for (int i = 1; i < 4; ++i) same = same && (ifms[ib].d[i] == ifms[ia].d[i] || ifms[ib].d[i] == 1);
     if (!same)
       fail(sh_.o, p + "/ifmap", "the inputs of a two-input vector operation must be held in buffers of one shape (vp_cfg_fm STile), "

@@ -1,6 +1,7 @@
 // FIR types: the operation table, module_list groups, Layer and Graph helpers.
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 
 #include "fir/fir.hpp"
@@ -510,21 +511,22 @@ std::optional<std::vector<MovePiece>> move_pieces(const Layer& l, const std::arr
   if (l.output_shape.empty() || l.input_shape.empty()) return fail("no input or output shape");
   const size_t rank = l.output_shape[0].size();
   if (rank > 4) return fail("rank " + std::to_string(rank) + " above 4");
-  auto dims4 = [](const Shape& s) {
-    std::array<int64_t, 4> d{1, 1, 1, 1};
-    for (size_t i = 0; i < s.size() && i < 4; ++i) d[i] = s[i];
-    return d;
-  };
+  // Boxes are the chip's (chip_box): lo, hi and the pieces are box
+  // coordinates [N, C, H, W]; the layer's axis, starts and steps are the
+  // Frontend IR's. A token tensor [N, T, D] is the box [N, D, T, 1]: its
+  // axis 1 is box axis 2 and its axis 2 box axis 1.
+  auto box_axis = [&](size_t a) -> size_t { return rank == 3 && a >= 1 ? 3 - a : a; };
+  auto fir_axis = [&](size_t d) -> size_t { return rank == 3 && (d == 1 || d == 2) ? 3 - d : d; };
   std::vector<MovePiece> out;
   if (l.op == Op::Concat) {
     int64_t axis = l.axis.value_or(1);
     if (axis < 0) axis += static_cast<int64_t>(rank);
     if (axis < 0 || axis >= static_cast<int64_t>(rank)) return fail("axis out of range");
-    const size_t a = static_cast<size_t>(axis);
+    const size_t a = box_axis(static_cast<size_t>(axis));
     int64_t off = 0;
     for (size_t i = 0; i < l.input_shape.size(); ++i) {
       if (l.input_shape[i].size() != rank) return fail("inputs of different ranks");
-      const int64_t n = l.input_shape[i][a];
+      const int64_t n = l.input_shape[i][static_cast<size_t>(axis)];
       MovePiece p;
       p.input = i;
       p.in_lo = lo, p.in_hi = hi, p.out_lo = lo;
@@ -541,7 +543,8 @@ std::optional<std::vector<MovePiece>> move_pieces(const Layer& l, const std::arr
   }
   // Slice and gather: per axis, the runs of consecutive output indices whose
   // sources are consecutive too; the pieces are their products.
-  const auto in = dims4(l.input_shape[0]);
+  if (l.input_shape[0].size() != rank) return fail("input and output of different ranks");
+  const auto in = chip_box(l.input_shape[0]);
   struct Run {
     int64_t out, src, len;
   };
@@ -549,12 +552,13 @@ std::optional<std::vector<MovePiece>> move_pieces(const Layer& l, const std::arr
   int64_t axis = l.axis.value_or(1);
   if (axis < 0) axis += static_cast<int64_t>(rank);
   for (size_t d = 0; d < 4; ++d) {
+    const size_t f = fir_axis(d);  // the Frontend IR's axis of box axis d
     auto src = [&](int64_t i) -> int64_t {
-      if (d >= rank) return i;
-      if (l.op == Op::Slice) return (*l.starts)[d] + i * (*l.steps)[d];
-      return static_cast<int64_t>(d) == axis ? (*l.indices)[static_cast<size_t>(i)] : i;
+      if (f >= rank) return i;
+      if (l.op == Op::Slice) return (*l.starts)[f] + i * (*l.steps)[f];
+      return static_cast<int64_t>(f) == axis ? (*l.indices)[static_cast<size_t>(i)] : i;
     };
-    if (l.op == Op::Slice && d < rank &&
+    if (l.op == Op::Slice && f < rank &&
         (!l.starts || !l.steps || l.starts->size() != rank || l.steps->size() != rank))
       return fail("slice without starts and steps for every axis");
     if (l.op == Op::Gather && (!l.indices || axis < 0 || axis >= static_cast<int64_t>(rank)))
@@ -620,6 +624,43 @@ std::optional<ResizeGeometry> resize_geometry(const Layer& l, std::string* why) 
   if (l.input_shape.empty() || l.input_shape[0].size() != 4 || l.output_shape.size() != 1 || l.output_shape[0].size() != 4)
     return no("a resize takes one [N, C, H, W] input to one [N, C, H, W] output");
   ResizeGeometry g;
+  if (str("mode", "") == "zeros" || str("mode", "") == "reflect" || str("mode", "") == "edge") {
+    // Padding modes: integer strides and offsets (int8::resize_tap).
+    const std::string mode = str("mode", "");
+    g.mode = mode == "zeros" ? 5 : mode == "reflect" ? 6 : 7;
+    auto pair = [&](const char* key, bool need, int64_t dflt, int64_t lo) -> std::optional<std::array<int64_t, 2>> {
+      const Json* v = attr->find(key);
+      if (!v) {
+        if (need) return std::nullopt;
+        return std::array<int64_t, 2>{dflt, dflt};
+      }
+      if (!v->is_array() || v->size() != 2) return std::nullopt;
+      std::array<int64_t, 2> r{};
+      for (size_t d = 0; d < 2; ++d) {
+        const Json& e = v->as_array()[d];
+        if (!e.is_number() || e.as_double() != std::floor(e.as_double()) || e.as_double() < double(lo) ||
+            std::fabs(e.as_double()) > double(1 << 24))
+          return std::nullopt;
+        r[d] = static_cast<int64_t>(e.as_double());
+      }
+      return r;
+    };
+    auto strides = pair("strides", false, 1, 1);
+    auto pads = pair("pads", true, 0, -(1 << 24));
+    if (!strides) return no("\"strides\" must hold two integers [sh, sw] of at least 1");
+    if (!pads) return no("\"pads\" must hold two integers [top, left] (the rows and columns before the input's first)");
+    if (mode != "zeros" && ((*strides)[0] != 1 || (*strides)[1] != 1))
+      return no("\"strides\" must be [1, 1] for " + mode + " padding");
+    for (int d = 0; d < 2; ++d) {
+      ResizeAxis& a = g.axis[static_cast<size_t>(d)];
+      a.in = l.input_shape[0][static_cast<size_t>(2 + d)];
+      a.out = l.output_shape[0][static_cast<size_t>(2 + d)];
+      a.step = static_cast<double>((*strides)[static_cast<size_t>(d)]);
+      a.offset = static_cast<double>((*pads)[static_cast<size_t>(d)]);
+      if (a.in < 1 || a.out < 1) return no("empty input or output");
+    }
+    return g;
+  }
   std::string mode = str("mode", "nearest"), ctm = str("coordinate_transformation_mode", "half_pixel"),
               nearest = str("nearest_mode", "round_prefer_floor");
   if (mode == "linear") g.mode = 0;

@@ -337,12 +337,6 @@ void Planner::plan(size_t i, Step& s) {
   records_->follow(i, s);
 }
 
-// The rows (or columns) of the input a resize tile reads: from the first
-// output's first tap to the last output's second (taps grow with o).
-std::pair<int64_t, int64_t> resize_span(int8::ResizeMode m, int64_t o0, int64_t n, float step, float offset, int64_t in) {
-  return {int8::resize_tap(m, o0, step, offset, in).i0, int8::resize_tap(m, o0 + n - 1, step, offset, in).i1};
-}
-
 void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>& last_cfg) {
   const Instruction& in = prog_.instructions[i];
   s.core = in.mapping.core;
@@ -558,14 +552,33 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
       if (pool && lut == kLutResize) {
         const Instruction& rs = need(Opcode::vp_cfg_rs, kRs);
         const auto mode = int8::ResizeMode(rs.get(Param::RSMD));
-        if (rs.get(Param::RSMD) < 0 || rs.get(Param::RSMD) > int64_t(int8::ResizeMode::NearestCeil))
-          fail(i, "vp_cfg_rs RSMD " + std::to_string(rs.get(Param::RSMD)) + " is no resize mode (0-4)");
+        if (rs.get(Param::RSMD) < 0 || rs.get(Param::RSMD) >= int8::kResizeModeCount)
+          fail(i, "vp_cfg_rs RSMD " + std::to_string(rs.get(Param::RSMD)) + " is no resize mode (0-" +
+                      std::to_string(int8::kResizeModeCount - 1) + ")");
+        if (int8::resize_pads(mode)) {
+          // The padding modes take integers: the stride (1 but for zero
+          // insertion) and the output index of the input's first row/column.
+          for (Param k : {Param::RSKH, Param::RSKW, Param::RSBH, Param::RSBW}) {
+            double v = rs.number(k);
+            if (v != std::floor(v) || std::fabs(v) > double(1 << 24))
+              fail(i, "vp_cfg_rs " + std::string(isa::param_name(k)) + " " + std::to_string(v) + " is not an integer (resize mode " +
+                          std::to_string(rs.get(Param::RSMD)) + " places the input with integer strides and offsets)");
+          }
+          const double sh = rs.number(Param::RSKH), sw = rs.number(Param::RSKW);
+          if (sh < 1 || sw < 1 || (mode != int8::ResizeMode::Zeros && (sh != 1 || sw != 1)))
+            fail(i, "vp_cfg_rs RSKH/RSKW " + std::to_string(int64_t(sh)) + ", " + std::to_string(int64_t(sw)) +
+                        ": resize mode " + std::to_string(rs.get(Param::RSMD)) + " takes " +
+                        (mode == int8::ResizeMode::Zeros ? "strides of at least 1" : "stride 1"));
+        }
         auto insz = rs.list(Param::RSIN), oo = rs.list(Param::RSOO), io = rs.list(Param::RSIO);
         positive(insz, "vp_cfg_rs RSIN");
         if (o_.functional && product({C, H, W, 4}) > kMaxOperations)
           fail(i, "the resize reads more elements than the functional model's " + std::to_string(kMaxOperations));
-        auto [r0, r1] = resize_span(mode, oo[0], H, int8::param(rs.number(Param::RSKH)), int8::param(rs.number(Param::RSBH)), insz[0]);
-        auto [c0, c1] = resize_span(mode, oo[1], W, int8::param(rs.number(Param::RSKW)), int8::param(rs.number(Param::RSBW)), insz[1]);
+        // The rows and columns the tile's outputs read (int8::resize_span: the interpreter's taps).
+        auto [r0, r1] = int8::resize_span(mode, oo[0], oo[0] + H - 1, int8::param(rs.number(Param::RSKH)),
+                                          int8::param(rs.number(Param::RSBH)), insz[0]);
+        auto [c0, c1] = int8::resize_span(mode, oo[1], oo[1] + W - 1, int8::param(rs.number(Param::RSKW)),
+                                          int8::param(rs.number(Param::RSBW)), insz[1]);
         // The rows and columns read, in the box from STaddr (layer row RSIO[0], column RSIO[1]).
         if (r0 < io[0] || c0 < io[1])
           fail(i, "the resize reads input row " + std::to_string(r0) + ", column " + std::to_string(c0) +

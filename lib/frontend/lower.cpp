@@ -26,7 +26,7 @@ struct Proto {
   std::vector<int> in_values;  // float-graph values read (activations and constants), in FIR input order
   Shape fir_shape;             // output shape in the FIR (may differ from the graph value: dense gives [N, K, 1, 1])
   bool selection = false;      // a selection matmul standing for a Gather (output has no float counterpart)
-  std::string host;            // why the layer runs on the host whatever its operation ("" when its operation decides)
+  std::string host_why;        // non-empty: this layer runs on the host, for this reason (else by its operation)
 };
 
 bool transparent(fir::Op op) { return op == fir::Op::Reshape || op == fir::Op::Transpose; }
@@ -48,6 +48,10 @@ fir::Device device_of(fir::Op op, bool selection) {
     default:
       return fir::Device::Npu;
   }
+}
+
+fir::Device device_of(const Proto& p) {
+  return p.host_why.empty() ? device_of(p.l.op, p.selection) : fir::Device::Cpu;
 }
 
 std::string why_cpu(fir::Op op) {
@@ -220,11 +224,12 @@ class Lowerer {
     if (op == "LayerNormalization") return layer_norm(n);
     if (op == "Gather") return gather(n);
     if (op == "Resize" || op == "Upsample") return resize(n);
+    if (op == "ConvTranspose") return conv_transpose(n);
+    if (op == "Pad" && n.get_string("mode", "constant") != "constant") return pad_copy(n);
     if (op == "Pad")
-      fail(n, "Pad in mode '" + n.get_string("mode", "constant") +
-                  "' is not supported: only a constant Pad of the spatial axes of an image (N, C, H, W) with "
-                  "constant non-negative pads and a constant finite value runs on the accelerator (as a convolution's "
-                  "padding); reflect and edge padding copy border pixels, which no instruction does");
+      fail(n, "Pad in mode 'constant' is not supported here: a constant Pad runs on the accelerator (as a "
+              "convolution's padding) when it pads the spatial axes of an image (N, C, H, W) with constant "
+              "non-negative pads and a constant finite value");
     if (op == "BatchNormalization")
       fail(n, "BatchNormalization whose scale, bias, mean and variance are not constants (per channel) is not supported");
     fail(n, "operator " + op + " has no Frontend IR equivalent");
@@ -263,6 +268,132 @@ class Lowerer {
     fuse_activation(p, out, ori);
     p.l.ori_name = ori;
     emit(std::move(p), out);
+  }
+
+  // ConvTranspose of an image (formats/Frontend_IR_Format.md, "Transposed
+  // convolution"): output o = i * s - pad_begin + tap * d is a convolution
+  // with stride 1 and the same dilation, over the input with s - 1 zeros
+  // inserted between its pixels and (k - 1) * d - pad_begin zeros before
+  // (the rest after, output_padding included), by the kernel flipped in
+  // space with input and output channels swapped within each group. The
+  // zero insertion and that padding are one resize layer (mode "zeros",
+  // the vector processor's resampling); with stride 1 and no negative
+  // padding the convolution pads by itself and there is no such layer.
+  void conv_transpose(const Node& n) {
+    int x = n.input(0), w = n.input(1), b = n.input(2);
+    if (!float_const(w) || (b >= 0 && !float_const(b)))
+      return fail(n, "the weights and bias must be floating-point constants");
+    if (shape(x).size() != 4)
+      return fail(n, "only 2-D ConvTranspose (4-D input) is supported (input " + interp::shape_str(shape(x)) + ")");
+    const Tensor& wt = g_.constant(w);
+    const Shape& xs = shape(x);
+    const int64_t groups = n.get_int("group", 1);
+    if (wt.rank() != 4 || groups < 1 || wt.shape[0] != xs[1] || xs[1] % groups != 0)
+      return fail(n, "weights " + interp::shape_str(wt.shape) + " do not fit the input " + interp::shape_str(xs) + " in " +
+                         std::to_string(groups) + " group(s)");
+    const int64_t C = xs[1], Cg = C / groups, Kg = wt.shape[1], K = Kg * groups, kh = wt.shape[2], kw = wt.shape[3];
+    if (b >= 0 && g_.constant(b).numel() != K) return fail(n, "the bias does not hold one value per output channel");
+    interp::TransposeWindow tw;
+    try {
+      tw = interp::resolve_transpose_window(n, {xs[2], xs[3]}, {kh, kw});
+    } catch (const Error& e) {
+      return fail(n, e.what());
+    }
+    // Per axis: zeros before the first input pixel (pre) and after the last
+    // (post) on the zero-inserted grid; the convolution over it is valid.
+    std::array<int64_t, 2> pre{}, post{}, up{};
+    bool plain = true;
+    for (int d = 0; d < 2; ++d) {
+      const int64_t ext = (std::array<int64_t, 2>{kh, kw}[d] - 1) * tw.dilation[d];
+      pre[d] = ext - tw.pad_begin[d];
+      up[d] = tw.out[d] + ext;
+      post[d] = up[d] - ((xs[2 + d] - 1) * tw.stride[d] + 1) - pre[d];
+      plain &= tw.stride[d] == 1 && pre[d] >= 0 && post[d] >= 0;
+    }
+    // W'[g * Kg + k, c, a, b] = W[g * Cg + c, k, kh - 1 - a, kw - 1 - b]
+    Tensor fw = Tensor::floats({K, Cg, kh, kw});
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t k = 0; k < Kg; ++k)
+        for (int64_t c = 0; c < Cg; ++c)
+          for (int64_t i = 0; i < kh; ++i)
+            for (int64_t j = 0; j < kw; ++j)
+              fw.f[static_cast<size_t>((((g * Kg + k) * Cg + c) * kh + i) * kw + j)] =
+                  wt.f[static_cast<size_t>((((g * Cg + c) * Kg + k) * kh + (kh - 1 - i)) * kw + (kw - 1 - j))];
+    int src = x;
+    if (!plain) {
+      Proto z;
+      z.l.op = fir::Op::Resize;
+      z.l.name = base_name(n) + "_zeros";
+      z.l.ori_name = n.name;
+      z.l.activation_attr = Json::object();
+      z.l.activation_attr.set("mode", "zeros");
+      z.l.activation_attr.set("strides", Json(std::vector<int64_t>{tw.stride[0], tw.stride[1]}));
+      z.l.activation_attr.set("pads", Json(std::vector<int64_t>{pre[0], pre[1]}));
+      z.in_values = {x};
+      z.fir_shape = {xs[0], C, up[0], up[1]};
+      z.l.value = -1;  // no float counterpart: quantized as its input (assign_qclasses)
+      z.l.out_shape = z.fir_shape;
+      int tmp = new_pseudo();
+      protos_.push_back(std::move(z));
+      pseudo_[tmp] = static_cast<int>(protos_.size() - 1);
+      src = tmp;
+    }
+    Proto p;
+    p.l.op = fir::Op::Conv2d;
+    p.l.name = base_name(n);
+    p.l.kernel = std::array<int64_t, 2>{kh, kw};
+    p.l.stride = std::array<int64_t, 2>{1, 1};
+    if (tw.dilation[0] != 1 || tw.dilation[1] != 1) p.l.dilation = std::array<int64_t, 2>{tw.dilation[0], tw.dilation[1]};
+    p.l.padding = plain ? std::array<int64_t, 4>{pre[0], post[0], pre[1], post[1]} : std::array<int64_t, 4>{0, 0, 0, 0};
+    if (groups != 1) p.l.groups = groups;
+    p.l.has_activation_key = true;
+    p.l.weight = std::move(fw);
+    p.l.bias = b >= 0 ? g_.constant(b) : Tensor::floats({K});
+    p.in_values = {src};
+    int out = n.outputs[0];
+    std::string ori = n.name;
+    fuse_activation(p, out, ori);
+    p.l.ori_name = ori;
+    emit(std::move(p), out);
+  }
+
+  // Reflect and edge Pad of the rows and columns of an image: a resize
+  // layer in that mode (the vector processor's resampling reads each output
+  // pixel's source pixel; formats/Frontend_IR_Format.md).
+  void pad_copy(const Node& n) {
+    const std::string mode = n.get_string("mode", "constant");
+    int x = n.input(0);
+    if (mode != "reflect" && mode != "edge") return fail(n, "Pad in mode '" + mode + "' is not supported");
+    if (!g_.value(x).has_shape || shape(x).size() != 4)
+      return fail(n, "Pad in mode '" + mode + "' is supported for the rows and columns of an image (N, C, H, W) only");
+    const Shape& xs = shape(x);
+    std::vector<int64_t> pads;
+    if (g_.opset < 11) {
+      pads = n.get_ints("pads");
+    } else {
+      if (n.input(1) < 0 || !is_const(n.input(1)))
+        return fail(n, "the pads must be a constant (here they are computed or a graph input)");
+      pads = g_.constant(n.input(1)).to_ints();
+      if (n.input(3) >= 0) return fail(n, "Pad with an axes input is not supported");
+    }
+    if (pads.size() != 8) return fail(n, "pads must hold 8 values for a 4-D input");
+    if (pads[0] || pads[1] || pads[4] || pads[5])
+      return fail(n, "Pad in mode '" + mode + "' of the batch or channel axis is not supported (only rows and columns)");
+    for (int d = 0; d < 2; ++d) {
+      const int64_t lo = pads[static_cast<size_t>(2 + d)], hi = pads[static_cast<size_t>(6 + d)], in = xs[static_cast<size_t>(2 + d)];
+      if (in + lo + hi < 1) return fail(n, "the pads remove the whole axis");
+      if (mode == "reflect" && (lo >= in || hi >= in) && (lo > 0 || hi > 0))
+        return fail(n, "reflect padding must be smaller than the axis it pads");
+    }
+    Proto p;
+    p.l.op = fir::Op::Resize;
+    p.l.name = base_name(n) + "_1";
+    p.l.ori_name = n.name;
+    p.l.activation_attr = Json::object();
+    p.l.activation_attr.set("mode", mode);
+    p.l.activation_attr.set("pads", Json(std::vector<int64_t>{pads[2], pads[3]}));
+    p.in_values = {x};
+    emit(std::move(p), n.outputs[0]);
   }
 
   // Symmetric weight scales the source model gives along `axis` (one per
@@ -697,9 +828,17 @@ class Lowerer {
       fits = d == 1 || d == xs[xs.size() - 1 - i];
       ss[xs.size() - 1 - i] = d;
     }
-    if (!fits)
+    if (!fits) {
+      // A slope of the input's rank that differs only along axis 0 holds one
+      // slope per sample: it fixes the batch (onnx2fir --batch resized the input).
+      bool per_sample = slope.shape.size() == xs.size() && !xs.empty() && slope.shape[0] != 1 && slope.shape[0] != xs[0] &&
+                        std::equal(slope.shape.begin() + 1, slope.shape.end(), xs.begin() + 1);
       return fail(n, "the slope " + interp::shape_str(slope.shape) + " does not broadcast to the input " +
-                         interp::shape_str(xs));
+                         interp::shape_str(xs) +
+                         (per_sample ? ": it holds one slope per sample along axis 0, the batch, so the model runs at batch " +
+                                           std::to_string(slope.shape[0]) + " only"
+                                     : ""));
+    }
     slope.shape = ss;
     // The vector processor reads the slope from DRAM as FP16 (operand B):
     // the interpreter computes with the same float16 numbers.
@@ -896,12 +1035,24 @@ class Lowerer {
       if (is_const(v)) {
         v = add_constant_value(p.l.name + "_constant" + std::to_string(++c), g_.constant(v));
         // Data movement brings no constant into L2 (ViT's class token).
-        p.host = "concat of a constant (data movement on the chip moves activations only: no transfer brings a "
+        p.host_why = "concat of a constant (data movement on the chip moves activations only: no transfer brings a "
                  "constant into L2)";
       }
       p.in_values.push_back(v);
     }
+    if (p.l.axis == 0 && p.in_values.size() > 1) p.host_why = batch_move_why("concatenation");
     emit(std::move(p), n.outputs[0]);
+  }
+
+  // Axis 0 of every tensor the chip holds is the batch (fir::chip_box): each
+  // sample is a box of its own, and every accelerator layer keeps the
+  // network's batch (gemini, irgen and the mapping's b partition cut work by
+  // sample). A data movement that changes the batch runs on the host (the
+  // reference interpreter, exact); accelerator layers after it, whose batch
+  // is no longer the network's, are refused by gemini, naming the layer.
+  static std::string batch_move_why(const std::string& what) {
+    return what + " along axis 0, the batch: every accelerator layer keeps the network's batch (a sample is a box "
+                  "of its own, work is cut by sample), so a layer that changes it runs on the host";
   }
 
   // ONNX Slice with constant starts/ends/axes/steps (inputs since opset 10,
@@ -960,6 +1111,7 @@ class Lowerer {
     p.l.ends = e;
     p.l.steps = st;
     p.in_values = {x};
+    if (r > 0 && (b[0] != 0 || e[0] != xs[0] || st[0] != 1)) p.host_why = batch_move_why("a slice");
     emit(std::move(p), out);
   }
 
@@ -988,6 +1140,7 @@ class Lowerer {
       p.l.ends = e;
       p.l.steps = st;
       p.in_values = {x};
+      if (axis == 0 && len != xs[0]) p.host_why = batch_move_why("a split");
       emit(std::move(p), out);
       off += len;
     }
@@ -1169,8 +1322,6 @@ class Lowerer {
 
   // Does every reader of proto p's output want floating point (cpu layers,
   // graph outputs), looking through reshapes and transposes?
-  static fir::Device device(const Proto& p) { return p.host.empty() ? device_of(p.l.op, p.selection) : fir::Device::Cpu; }
-
   bool wants_float(int p) {
     if (auto it = wants_float_memo_.find(p); it != wants_float_memo_.end()) return it->second;
     bool any = false, all = true;
@@ -1182,7 +1333,7 @@ class Lowerer {
         any = true;
         bool f;
         if (transparent(c.l.op)) f = wants_float(static_cast<int>(q));
-        else f = device(c) == fir::Device::Cpu;
+        else f = device_of(c) == fir::Device::Cpu;
         all &= f;
       }
     }
@@ -1206,9 +1357,9 @@ class Lowerer {
     // Output dtypes of the matched layers.
     for (size_t p = 0; p < protos_.size(); ++p) {
       Proto& pr = protos_[p];
-      pr.l.device = device(pr);
+      pr.l.device = device_of(pr);
       if (pr.l.device == fir::Device::Cpu && pr.l.op != fir::Op::Reshape)
-        m_.cpu_fallbacks.push_back(pr.l.name + ": " + (pr.host.empty() ? why_cpu(pr.l.op) : pr.host));
+        m_.cpu_fallbacks.push_back(pr.l.name + ": " + (pr.host_why.empty() ? why_cpu(pr.l.op) : pr.host_why));
     }
     std::vector<int> final_index(protos_.size(), -1);
     std::map<std::pair<int, std::string>, int> converted;  // (source key, kind) -> layer

@@ -481,7 +481,8 @@ void Machine::compute_vp_pool(size_t i, Pending& p) {
 
 // Resize (LUT 57): each output pixel of the tile reads the taps of its row
 // and column (int8::resize_tap, from vp_cfg_rs) in the input box at STaddr,
-// dequantized; nearest takes one element, linear blends four.
+// dequantized; int8::resize_sample takes one element, blends four (linear)
+// or gives zero (a hole of zero insertion).
 void Machine::compute_vp_resize(size_t i, Pending& p) {
   const Instruction& in = prog_.instructions[i];
   const Instruction& fm = cfg(i, kFm);
@@ -520,9 +521,7 @@ void Machine::compute_vp_resize(size_t i, Pending& p) {
     for (int64_t ow = 0; ow < OW; ++ow) {
       const int8::ResizeTap tx = int8::resize_tap(mode, oo[1] + ow, kw, bw, insz[1]);
       for (int64_t c = 0; c < C; ++c) {
-        float v = mode == int8::ResizeMode::Linear
-                      ? int8::resize_blend(at(ty.i0, tx.i0, c), at(ty.i0, tx.i1, c), at(ty.i1, tx.i0, c), at(ty.i1, tx.i1, c), ty, tx)
-                      : at(ty.i0, tx.i0, c);
+        float v = int8::resize_sample(mode, [&](int64_t r, int64_t col) { return at(r, col, c); }, ty, tx);
         if (relu && v < 0.0f) v = 0.0f;
         out(v, p.data.data() + ((oh * OW + ow) * C + c) * oe);
       }

@@ -1,6 +1,7 @@
 #include "gemini/cost.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -160,7 +161,7 @@ struct CostModel::Impl {
 
   // Event engine scratch.
   struct Op {
-    enum Kind : uint8_t { Compute, Load, Store, Send, Recv, Host } kind = Compute;
+    enum Kind : uint8_t { Compute, Load, Store, Send, Recv, Host, Config } kind = Compute;
     int core = 0, wl = -1, weight = -1;
     int64_t bytes = 0, cycles = 0;
     double fixed = 0;            // latency before the data moves
@@ -391,6 +392,19 @@ struct CostModel::Impl {
     }
     energy_memo.emplace(key, en);
     return en;
+  }
+
+  // The configuration a workload of layer L computing `box` writes (timing::layer_change_config_cycles).
+  timing::UnitConfig unit_config_of(const Layer& L, const mapping::Box& box) const {
+    timing::UnitConfig u;
+    u.pe = L.pe();
+    u.out = extent(box);
+    u.in = L.inputs.empty() ? u.out : extent(input_region(net, L, 0, box));
+    u.kernel_h = L.kernel_h, u.kernel_w = L.kernel_w, u.stride_h = L.stride_h, u.stride_w = L.stride_w;
+    u.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
+    u.out_bytes = L.out_bytes;
+    u.two_inputs = !L.pe() && L.kind != LayerKind::Pool && L.two_input_vp;
+    return u;
   }
 
   int64_t act_bytes(const mapping::Box& b, int bytes) const {
@@ -926,6 +940,9 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   for (int c = 0; c < C; ++c) {
     int prev_compute = -1, prev_dram = -1, prev_si = -1, prev_so_first = -1, prev_so_last = -1, prev_so = -1;
     int prev2_compute = -1;  // the compute before prev_compute
+    // Per unit (PE, VP): its last compute, layer and configuration.
+    std::array<int, 2> unit_compute{-1, -1}, unit_layer{-1, -1};
+    std::array<std::optional<timing::UnitConfig>, 2> unit_config;
     int pending_store = -1;  // workload whose store goes in the next block
     // (reader, k) whose store is made; a reader's messages are sorted by producer, so this is reader, producer order.
     std::vector<std::pair<int, int>> ready_syncs;
@@ -1015,6 +1032,21 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       ops[size_t(cmp)].cycles = w.cycles;
       compute_of[size_t(id)] = cmp;
       edge(prev_compute, cmp);
+      if (program_frame) {
+        // A layer's configuration instructions run in its unit's queue as soon
+        // as the unit's previous instruction is done, before its inputs come.
+        const Layer& L = net.layers[size_t(w.layer)];
+        const size_t unit = L.pe() ? 0 : 1;
+        if (!(L.fir && fir::is_move_op(L.fir->op)) && unit_layer[unit] != w.layer) {
+          timing::UnitConfig uc = unit_config_of(L, w.box);
+          int cfg = op(Op::Config, c, id);
+          ops[size_t(cfg)].cycles = timing::layer_change_config_cycles(a, unit_config[unit] ? &*unit_config[unit] : nullptr, uc);
+          edge(unit_compute[unit], cfg);
+          edge(cfg, cmp);
+          unit_config[unit] = uc;
+        }
+        unit_compute[unit] = cmp, unit_layer[unit] = w.layer;
+      }
       for (int o : own) edge(o, cmp);
       for (int o : recvs) edge(o, cmp);
       // The previous workload's sends still read the buffer this one writes.
@@ -1163,6 +1195,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     x.start = now;
     switch (x.kind) {
       case Op::Compute:
+      case Op::Config:
       case Op::Host: push(now + double(x.cycles), 0, o); break;
       case Op::Load:
       case Op::Store: push(now + x.fixed, 1, o); break;
@@ -1260,7 +1293,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   // ---- figures
   if (detail) {
     for (const Op& x : ops) {
-      if (x.kind == Op::Recv || x.kind == Op::Host) continue;
+      if (x.kind == Op::Recv || x.kind == Op::Host || x.kind == Op::Config) continue;
       TimelineStep t;
       t.kind = x.kind == Op::Compute ? TimelineStep::Compute
                : x.kind == Op::Load  ? TimelineStep::Load

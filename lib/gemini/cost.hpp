@@ -128,8 +128,10 @@ class CostModel {
   // segmentation prices candidate segments) are taken to be in DRAM.
   // `detail` fills the per-segment and per-layer figures. `program_frame`
   // counts the program's control prologue and epilogue (what a whole
-  // program pays once); the search compares plans without it, since a
-  // constant of the program must not tilt its choices.
+  // program pays once) and the configuration instructions each unit runs
+  // when a new layer starts on it (timing::layer_change_config_cycles); the
+  // search compares plans without them, since these near-constants of the
+  // program must not tilt its choices.
   PlanCost evaluate(const Plan& plan, bool detail, bool program_frame = true) const;
 
   // Compute cycles of one part of a layer for one batch group, as irgen's

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 
 #include "fir/host.hpp"
 #include "fir/resize.hpp"
@@ -71,7 +72,9 @@ class Builder {
       if (l.out[0] != net.batch)
         throw_input_error(at_pointer(file_, "/" + l.name + "/output_shape",
                                      "batch " + std::to_string(l.out[0]) + " differs from the network's " +
-                                         std::to_string(net.batch)));
+                                         std::to_string(net.batch) +
+                                         ": every accelerator layer keeps the network's batch (a layer before it "
+                                         "changes the batch: a concatenation, slice or reshape along axis 0)"));
     return net;
   }
 
@@ -247,13 +250,12 @@ mapping::Box input_region(const Network& net, const Layer& L, size_t input, cons
       r.upper[1] = std::min<int64_t>(d[1] - 1, (out.upper[1] / kg + 1) * cg - 1);
     }
   } else if (L.fir && L.fir->op == fir::Op::Resize) {
-    // irgen's rule: the taps of the first and last output row and column.
+    // irgen's rule: the rows and columns the outputs' taps reach (int8::resize_span).
     auto g = fir::resize_geometry(*L.fir);
     for (size_t a = 0; g && a < 2; ++a) {
       const auto mode = static_cast<int8::ResizeMode>(g->mode);
       float step = int8::param(g->axis[a].step), off = int8::param(g->axis[a].offset);
-      r.lower[2 + a] = int8::resize_tap(mode, out.lower[2 + a], step, off, g->axis[a].in).i0;
-      r.upper[2 + a] = int8::resize_tap(mode, out.upper[2 + a], step, off, g->axis[a].in).i1;
+      std::tie(r.lower[2 + a], r.upper[2 + a]) = int8::resize_span(mode, out.lower[2 + a], out.upper[2 + a], step, off, g->axis[a].in);
     }
     r.lower[1] = std::min(out.lower[1], d[1] - 1), r.upper[1] = std::min(out.upper[1], d[1] - 1);
   } else if (L.kind == LayerKind::Dense) {

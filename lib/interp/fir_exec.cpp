@@ -634,7 +634,8 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
       }
       case Op::Resize: {
         // Dequantize, then per output pixel the source taps of its row and
-        // column (int8::resize_tap), nearest: one element, linear: the blend.
+        // column (int8::resize_tap), one element, the linear blend, or zero
+        // (int8::resize_sample).
         const QTensor& x = *in.at(0);
         int64_t NC = x.shape[0] * x.shape[1], H = x.shape[2], W = x.shape[3], Ho = out.shape[2], Wo = out.shape[3];
         std::vector<float> v = pre(x, p.pre_s[0], p.pre_z[0]);
@@ -649,13 +650,8 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
             const float* s = v.data() + nc * H * W;
             for (int64_t oh = 0; oh < Ho; ++oh)
               for (int64_t ow = 0; ow < Wo; ++ow) {
-                const auto& a = ty[oh];
-                const auto& c = tx[ow];
-                float r = mode == int8::ResizeMode::Linear
-                              ? int8::resize_blend(s[a.i0 * W + c.i0], s[a.i0 * W + c.i1], s[a.i1 * W + c.i0],
-                                                   s[a.i1 * W + c.i1], a, c)
-                              : s[a.i0 * W + c.i0];
-                emit((nc * Ho + oh) * Wo + ow, r);
+                auto at = [&](int64_t r, int64_t c) { return s[r * W + c]; };
+                emit((nc * Ho + oh) * Wo + ow, int8::resize_sample(mode, at, ty[oh], tx[ow]));
               }
           }
         });

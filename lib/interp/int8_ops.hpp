@@ -33,6 +33,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "interp/det_math.hpp"
 
@@ -208,23 +209,69 @@ inline float activate(ActMode m, float x, float alpha = 1.0f / 6.0f, float beta 
 
 // How an output index finds its source (the VP's resize, vp_cfg_rs RSMD):
 // linear interpolation between two neighbours, or one neighbour chosen by
-// rounding the source coordinate (ONNX's nearest_mode).
-enum class ResizeMode : uint8_t { Linear = 0, NearestRoundPreferFloor = 1, NearestRoundPreferCeil = 2, NearestFloor = 3, NearestCeil = 4 };
+// rounding the source coordinate (ONNX's nearest_mode); or one of the
+// padding modes, which place the input on the output grid with integer
+// parameters (see resize_tap): zero insertion (a transposed convolution's
+// stride holes and padding), reflect and edge padding (ONNX Pad).
+enum class ResizeMode : uint8_t {
+  Linear = 0,
+  NearestRoundPreferFloor = 1,
+  NearestRoundPreferCeil = 2,
+  NearestFloor = 3,
+  NearestCeil = 4,
+  Zeros = 5,
+  Reflect = 6,
+  Edge = 7,
+};
+inline constexpr int kResizeModeCount = 8;
+
+// The padding modes: integer step (stride) and offset (the output index of
+// input index 0), no interpolation.
+inline bool resize_pads(ResizeMode m) { return m == ResizeMode::Zeros || m == ResizeMode::Reflect || m == ResizeMode::Edge; }
 
 // The source of output index o along one axis: elements i0 and i1 of the
-// input (clamped to [0, in - 1], so the border repeats) with weights w0, w1.
+// input (clamped to [0, in - 1], so the border repeats) with weights w0, w1;
+// `zero` when the output there is zero whatever the input (a hole of zero
+// insertion; i0 and i1 still name a pixel of the input, for the spans).
 struct ResizeTap {
   int64_t i0 = 0, i1 = 0;
   float w0 = 1.0f, w1 = 0.0f;
+  bool zero = false;
 };
 
-// The source coordinate is o * step + offset in fp32 (step and offset are
-// the layer's affine coordinate map, held as fp32: see fir/resize.hpp).
+// Index i reflected into [0, in - 1] without repeating the border (ONNX's
+// reflect: -1 -> 1, in -> in - 2), as often as it takes (period 2(in - 1)).
+inline int64_t reflect_index(int64_t i, int64_t in) {
+  if (in <= 1) return 0;
+  const int64_t period = 2 * (in - 1);
+  int64_t r = i % period;
+  if (r < 0) r += period;
+  return r < in ? r : period - r;
+}
+
+// Floor division (b > 0).
+inline int64_t floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+
+// The affine modes: the source coordinate is o * step + offset in fp32
+// (step and offset are the layer's affine coordinate map, held as fp32: see
+// fir/resize.hpp). The padding modes take step as the integer stride s >= 1
+// and offset as the integer p, the output index of input index 0; with
+// r = o - p, output o reads
+//   Zeros    input r / s when s divides r and 0 <= r / s < in, else zero,
+//   Reflect  input reflect_index(r, in)   (s is 1),
+//   Edge     input r clamped to [0, in - 1] (s is 1).
 inline ResizeTap resize_tap(ResizeMode m, int64_t o, float step, float offset, int64_t in) {
+  ResizeTap t;
+  if (resize_pads(m)) {
+    const int64_t s = std::max<int64_t>(1, static_cast<int64_t>(step)), r = o - static_cast<int64_t>(offset);
+    int64_t i = m == ResizeMode::Reflect ? reflect_index(r, in) : m == ResizeMode::Edge ? r : floor_div(r, s);
+    if (m == ResizeMode::Zeros) t.zero = i * s != r || i < 0 || i >= in;
+    t.i0 = t.i1 = std::min(std::max<int64_t>(i, 0), in - 1);
+    return t;
+  }
   float y = static_cast<float>(o) * step;
   y = y + offset;
   auto clampi = [in](float v) { return static_cast<int64_t>(std::min(std::max(v, 0.0f), static_cast<float>(in - 1))); };
-  ResizeTap t;
   if (m == ResizeMode::Linear) {
     float f = std::floor(y);
     t.i0 = clampi(f);
@@ -241,6 +288,20 @@ inline ResizeTap resize_tap(ResizeMode m, int64_t o, float step, float offset, i
   return t;
 }
 
+// The input rows (or columns) that outputs o0..o1 read, lowest and highest:
+// the first output's first tap and the last output's second for the modes
+// whose taps grow with o; reflect folds back, so there all of them count.
+inline std::pair<int64_t, int64_t> resize_span(ResizeMode m, int64_t o0, int64_t o1, float step, float offset, int64_t in) {
+  if (m != ResizeMode::Reflect) return {resize_tap(m, o0, step, offset, in).i0, resize_tap(m, o1, step, offset, in).i1};
+  if (o1 - o0 + 1 >= 2 * in) return {0, in - 1};
+  int64_t lo = in - 1, hi = 0;
+  for (int64_t o = o0; o <= o1; ++o) {
+    int64_t i = resize_tap(m, o, step, offset, in).i0;
+    lo = std::min(lo, i), hi = std::max(hi, i);
+  }
+  return {lo, hi};
+}
+
 // Bilinear blend of the four neighbours v[row][col] (rows from ty, columns
 // from tx): along the row first, then between the rows.
 inline float resize_blend(float v00, float v01, float v10, float v11, const ResizeTap& ty, const ResizeTap& tx) {
@@ -253,6 +314,17 @@ inline float resize_blend(float v00, float v01, float v10, float v11, const Resi
   float e = top * ty.w0;
   float f = bot * ty.w1;
   return e + f;
+}
+
+// One output element of a resize: `at(row, col)` reads the dequantized
+// input; zero at the holes of zero insertion, the blend for linear, the
+// one tap otherwise.
+template <class At>
+float resize_sample(ResizeMode m, const At& at, const ResizeTap& ty, const ResizeTap& tx) {
+  if (ty.zero || tx.zero) return 0.0f;
+  if (m == ResizeMode::Linear)
+    return resize_blend(at(ty.i0, tx.i0), at(ty.i0, tx.i1), at(ty.i1, tx.i0), at(ty.i1, tx.i1), ty, tx);
+  return at(ty.i0, tx.i0);
 }
 
 // ---- choosing quantization parameters -------------------------------------

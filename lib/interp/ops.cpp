@@ -147,6 +147,52 @@ Window resolve_window(const Node& n, const std::vector<int64_t>& in, const std::
   return w;
 }
 
+TransposeWindow resolve_transpose_window(const Node& n, const std::vector<int64_t>& in, const std::vector<int64_t>& kernel) {
+  size_t r = in.size();
+  TransposeWindow w;
+  w.kernel = kernel;
+  w.stride = n.get_ints("strides", std::vector<int64_t>(r, 1));
+  w.dilation = n.get_ints("dilations", std::vector<int64_t>(r, 1));
+  w.output_padding = n.get_ints("output_padding", std::vector<int64_t>(r, 0));
+  std::vector<int64_t> pads = n.get_ints("pads", std::vector<int64_t>(2 * r, 0));
+  std::vector<int64_t> shape = n.get_ints("output_shape");
+  if (shape.size() == r + 2) shape.erase(shape.begin(), shape.begin() + 2);  // [N, C, spatial...] given
+  if (w.kernel.size() != r || w.stride.size() != r || w.dilation.size() != r || pads.size() != 2 * r ||
+      w.output_padding.size() != r || (!shape.empty() && shape.size() != r))
+    fail(n, "kernel_shape/strides/dilations/pads/output_padding/output_shape do not match the " + std::to_string(r) +
+                " spatial dimensions");
+  std::string auto_pad = n.get_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" && auto_pad != "VALID")
+    fail(n, "unknown auto_pad '" + auto_pad + "'");
+  w.pad_begin.assign(r, 0);
+  w.pad_end.assign(r, 0);
+  w.out.assign(r, 0);
+  for (size_t d = 0; d < r; ++d) {
+    if (w.kernel[d] <= 0 || w.stride[d] <= 0 || w.dilation[d] <= 0)
+      fail(n, "kernel, strides and dilations must be positive");
+    if (w.output_padding[d] < 0) fail(n, "output_padding must not be negative");
+    const int64_t full = w.stride[d] * (in[d] - 1) + w.output_padding[d] + (w.kernel[d] - 1) * w.dilation[d] + 1;
+    if (!shape.empty() || auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      const int64_t o = shape.empty() ? in[d] * w.stride[d] : shape[d];
+      const int64_t total = full - o;
+      // floor halves, as ONNX's reference (total may be negative)
+      const int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+      w.pad_begin[d] = auto_pad == "SAME_UPPER" ? half : total - half;
+      w.pad_end[d] = total - w.pad_begin[d];
+      w.out[d] = o;
+    } else if (auto_pad == "VALID") {
+      w.out[d] = full;
+    } else {
+      if (pads[d] < 0 || pads[d + r] < 0) fail(n, "negative pads are not supported");
+      w.pad_begin[d] = pads[d];
+      w.pad_end[d] = pads[d + r];
+      w.out[d] = full - pads[d] - pads[d + r];
+    }
+    if (w.out[d] <= 0) fail(n, "empty output");
+  }
+  return w;
+}
+
 Shape broadcast_shape(const Shape& a, const Shape& b, std::string_view what) {
   size_t r = std::max(a.size(), b.size());
   Shape out(r);

@@ -41,6 +41,19 @@ struct Window {
 Window resolve_window(const Node& n, const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
                       bool ceil_mode);
 
+// ConvTranspose's geometry, from ONNX's auto_pad / pads / strides /
+// dilations / output_padding / output_shape: output index
+// o = i * stride - pad_begin + tap * dilation receives input index i
+// through kernel tap `tap`. When output_shape is given (or auto_pad is
+// SAME_*), the pads follow from it: total = stride * (in - 1) +
+// output_padding + (kernel - 1) * dilation + 1 - out, split total / 2 before
+// and the rest after for SAME_UPPER, the other way round otherwise (a
+// negative total pads the output with rows no input reaches).
+struct TransposeWindow {
+  std::vector<int64_t> kernel, stride, dilation, pad_begin, pad_end, output_padding, out;
+};
+TransposeWindow resolve_transpose_window(const Node& n, const std::vector<int64_t>& in, const std::vector<int64_t>& kernel);
+
 // Shape of the numpy-style broadcast of a and b; throws naming `what` when incompatible.
 Shape broadcast_shape(const Shape& a, const Shape& b, std::string_view what);
 

@@ -171,6 +171,81 @@ void k_conv(const Node& n, int, const KernelInputs& in, std::vector<Tensor>& out
 
 std::string check_conv(const Node& n, int, const Graph*) { return check_spatial_rank(n, "Conv"); }
 
+// ConvTranspose (1-D and 2-D): per image and group, the columns
+// col[(k, a, b), (h, w)] = sum_c W[c, k, a, b] * x[c, h, w] (one sgemm by the
+// transposed weights), then each column scattered to the output pixel
+// (h * sh - pt + a * dh, w * sw - pl + b * dw) it reaches, in (k, a, b, h, w)
+// order; the bias last.
+void k_conv_transpose(const Node& n, int, const KernelInputs& in, std::vector<Tensor>& out) {
+  const Tensor& x = need_float(n, in, 0);
+  const Tensor& wt = need_float(n, in, 1);
+  const Tensor* bias = opt(in, 2);
+  const int64_t group = n.get_int("group", 1);
+  if (wt.rank() != x.rank()) fail(n, "weight rank " + std::to_string(wt.rank()) + " does not match input rank " + std::to_string(x.rank()));
+  if (x.rank() != 3 && x.rank() != 4)
+    fail(n, "input of rank " + std::to_string(x.rank()) + " not supported (1-D and 2-D spatial inputs only)");
+  const int64_t C = x.shape[1], Kg = wt.shape[1];
+  if (group <= 0 || wt.shape[0] != C || C % group != 0)
+    fail(n, "channels do not match: input " + shape_str(x.shape) + ", weight " + shape_str(wt.shape) + ", group " + std::to_string(group));
+  const int64_t M = Kg * group, Cg = C / group;
+  std::vector<int64_t> kernel = n.get_ints("kernel_shape", Shape(wt.shape.begin() + 2, wt.shape.end()));
+  if (kernel != Shape(wt.shape.begin() + 2, wt.shape.end())) fail(n, "kernel_shape does not match the weight shape");
+  if (bias && (bias->numel() != M || !bias->is_float())) fail(n, "bias must hold " + std::to_string(M) + " floats");
+  std::vector<int64_t> spatial(x.shape.begin() + 2, x.shape.end());
+  TransposeWindow tw = resolve_transpose_window(n, spatial, kernel);
+  // The 2-D view (a 1-D input has height 1).
+  const bool one = x.rank() == 3;
+  const int64_t N = x.shape[0], H = one ? 1 : spatial[0], W = spatial.back();
+  const int64_t kh = one ? 1 : kernel[0], kw = kernel.back();
+  const int64_t sh = one ? 1 : tw.stride[0], sw = tw.stride.back(), dh = one ? 1 : tw.dilation[0], dw = tw.dilation.back();
+  const int64_t pt = one ? 0 : tw.pad_begin[0], pl = tw.pad_begin.back();
+  const int64_t Ho = one ? 1 : tw.out[0], Wo = tw.out.back();
+  Shape ys = one ? Shape{N, M, Wo} : Shape{N, M, Ho, Wo};
+  Tensor y = Tensor::floats(ys);
+  const int64_t R = Kg * kh * kw, P = H * W;
+  // A[(k, a, b), c] = W[g * Cg + c, k, a, b]
+  std::vector<float> a(static_cast<size_t>(group * R * Cg)), col(static_cast<size_t>(R * P));
+  for (int64_t g = 0; g < group; ++g)
+    for (int64_t c = 0; c < Cg; ++c)
+      for (int64_t r = 0; r < R; ++r)
+        a[static_cast<size_t>((g * R + r) * Cg + c)] = wt.f[static_cast<size_t>((g * Cg + c) * R + r)];
+  for (int64_t img = 0; img < N; ++img)
+    for (int64_t g = 0; g < group; ++g) {
+      sgemm(R, P, Cg, a.data() + g * R * Cg, Cg, x.f.data() + (img * C + g * Cg) * P, P, col.data(), P, false);
+      parallel_for(Kg, 1, [&](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) {
+          float* dst = y.f.data() + (img * M + g * Kg + k) * Ho * Wo;
+          for (int64_t i = 0; i < kh; ++i)
+            for (int64_t j = 0; j < kw; ++j) {
+              const float* src = col.data() + ((k * kh + i) * kw + j) * P;
+              for (int64_t h = 0; h < H; ++h) {
+                int64_t oh = h * sh - pt + i * dh;
+                if (oh < 0 || oh >= Ho) continue;
+                for (int64_t w = 0; w < W; ++w) {
+                  int64_t ow = w * sw - pl + j * dw;
+                  if (ow >= 0 && ow < Wo) dst[oh * Wo + ow] += src[h * W + w];
+                }
+              }
+            }
+        }
+      });
+    }
+  if (bias)
+    for (int64_t nm = 0; nm < N * M; ++nm)
+      for (int64_t p = 0; p < Ho * Wo; ++p) y.f[static_cast<size_t>(nm * Ho * Wo + p)] += bias->f[static_cast<size_t>(nm % M)];
+  out[0] = std::move(y);
+}
+
+std::string check_conv_transpose(const Node& n, int, const Graph* g) {
+  std::string why = check_spatial_rank(n, "ConvTranspose");
+  if (why.empty() && g)
+    for (int v : {n.input(0), n.input(1)})
+      if (v >= 0 && g->value(v).has_shape && g->value(v).shape.size() > 4)
+        why = "ConvTranspose with " + std::to_string(g->value(v).shape.size() - 2) +
+              " spatial dimensions is not supported (1-D and 2-D only)";
+  return why;
+}
+
 // ---- Pooling ----------------------------------------------------------------
 
 void k_max_pool(const Node& n, int, const KernelInputs& in, std::vector<Tensor>& out) {
@@ -696,6 +771,7 @@ std::string check_resize(const Node& n, int opset, const Graph*) {
 
 void register_nn(std::vector<KernelEntry>& t) {
   t.push_back({"Conv", k_conv, check_conv});
+  t.push_back({"ConvTranspose", k_conv_transpose, check_conv_transpose});
   t.push_back({"MaxPool", k_max_pool, check_max_pool});
   t.push_back({"AveragePool", k_avg_pool, check_avg_pool});
   t.push_back({"GlobalAveragePool", k_global_pool<false>, nullptr});

@@ -456,8 +456,15 @@ void Checker::memory(const sir::Core& c, size_t k) {
       if (first_full ? broadcast_problem(i, 0) : broadcast_problem(0, i)) continue;
       Coord x0 = extent(from[0]->lower, from[0]->upper), xi = extent(from[i]->lower, from[i]->upper);
       auto padded = [](int64_t c, int64_t align) { return align > 0 ? (c + align - 1) / align * align : c; };
-      x0[3] = padded(x0[0], from[0]->align);  // the pixel stride
-      xi[3] = padded(xi[0], from[i]->align);
+      // The pixel stride, when both are read in A's box. Operands of
+      // different element sizes (an INT8 activation and a float16 constant)
+      // are read in boxes of their own (vp_cfg_fm1 gives B's box and
+      // format, each padded to the channel alignment in bytes): their
+      // [C, H, W] extents must agree, their padding in elements need not.
+      if (from[0]->bitwidth == from[i]->bitwidth) {
+        x0[3] = padded(x0[0], from[0]->align);
+        xi[3] = padded(xi[0], from[i]->align);
+      }
       if (x0 != xi)
         add_problem(p + "/ifmap/" + std::to_string(i),
                     "input " + std::to_string(i) + " is read from tensor " + std::to_string(from[i]->tensor_id) + " " +

@@ -8,6 +8,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "fir/host.hpp"
 #include "fir/resize.hpp"
@@ -466,14 +467,22 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
   Dims d = in.dims;
   Box r;
   r.lo[0] = out.lo[0], r.hi[0] = out.hi[0];
+  // The rows (columns) [first, last] of the windows: the region is their
+  // part inside the input, the padding what lies before and after it. Windows
+  // wholly in the padding (a convolution padded by more than its kernel, as a
+  // constant Pad is: a part of its output may read no input) read the
+  // input's nearest edge row (column), as gemini's input_region clamps; the
+  // padding on the region's other side is then negative, so that region and
+  // padding still span the windows (formats/Scheduler_IR_Format.md).
   auto spatial = [&](int axis, int64_t stride, int64_t kernel, int64_t dil, int64_t pad_before, int64_t* pb,
                      int64_t* pa) {
     int64_t first = out.lo[axis] * stride - pad_before;
     int64_t last = out.hi[axis] * stride - pad_before + (kernel - 1) * dil;
-    *pb = std::max<int64_t>(0, -first);
-    *pa = std::max<int64_t>(0, last - (d[axis] - 1));
     r.lo[axis] = std::max<int64_t>(0, first);
     r.hi[axis] = std::min<int64_t>(d[axis] - 1, last);
+    if (r.lo[axis] > r.hi[axis]) r.lo[axis] = r.hi[axis] = std::clamp<int64_t>(first, 0, d[axis] - 1);
+    *pb = r.lo[axis] - first;
+    *pa = last - r.hi[axis];
   };
   if (L.move) {
     // The hull of the pieces this input gives (empty: none).
@@ -510,8 +519,9 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
       r.hi[1] = std::min<int64_t>(d[1] - 1, (out.hi[1] / kg + 1) * cg - 1);
     }
   } else if (l.op == fir::Op::Resize) {
-    // The rows and columns the taps of the output's first and last pixel
-    // reach (they grow with the output index); no padding: the border repeats.
+    // The rows and columns the taps of the output's pixels reach
+    // (int8::resize_span); no padding: the border repeats, the holes of zero
+    // insertion read nothing.
     std::string why;
     auto g = fir::resize_geometry(l, &why);
     if (!g) fail_fir(l.name, why);
@@ -519,8 +529,7 @@ InputUse Generator::input_use(const LayerModel& L, const InputRef& in, const Box
     for (int a = 0; a < 2; ++a) {
       const auto& ax = g->axis[size_t(a)];
       float step = int8::param(ax.step), off = int8::param(ax.offset);
-      r.lo[2 + a] = int8::resize_tap(mode, out.lo[2 + a], step, off, ax.in).i0;
-      r.hi[2 + a] = int8::resize_tap(mode, out.hi[2 + a], step, off, ax.in).i1;
+      std::tie(r.lo[2 + a], r.hi[2 + a]) = int8::resize_span(mode, out.lo[2 + a], out.hi[2 + a], step, off, ax.in);
     }
     r.lo[1] = out.lo[1], r.hi[1] = out.hi[1];
   } else if (is_pe_op(l.op)) {

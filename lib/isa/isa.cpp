@@ -179,7 +179,8 @@ CCT_DEFINE_PARAMS(so_mov, I(P::DCORE), I(P::TAG), I(P::SBSG), I(P::STaddr), L(P:
 CCT_DEFINE_PARAMS(si_cfg, E(P::DF, EC::DataFmt), L(P::DTile, 3))
 CCT_DEFINE_PARAMS(si_mov, I(P::SCORE), I(P::TAG), I(P::DBSG), I(P::DTaddr), L(P::Tile, 4), PREV, NEXT)
 // Resampling on the VP (our extension): the mode (int8::ResizeMode), the
-// affine source coordinate o * RSK + RSB of each axis, the input's size, and
+// affine source coordinate o * RSK + RSB of each axis (for the padding modes
+// the integer stride RSK and offset RSB), the input's size, and
 // the layer coordinates of the tile's first output pixel and of the input
 // pixel at STaddr.
 CCT_DEFINE_PARAMS(vp_cfg_rs, I(P::RSMD), N(P::RSKH), N(P::RSKW), N(P::RSBH), N(P::RSBW), L(P::RSIN, 2), L(P::RSOO, 2),

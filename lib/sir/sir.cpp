@@ -257,11 +257,18 @@ class Checker {
         }
       if (!std::isfinite(t.single_tile_time_pred) || t.single_tile_time_pred < 0)
         problem(p + "/single_tile_time_pred", "must be a non-negative number");
-      for (int64_t pad : t.tile_padding_tblr)
-        if (pad < 0) {
-          problem(p + "/tile_padding_tblr", "negative padding");
+      // Negative padding only on the far side of a window wholly in the
+      // padding (it reads the input's edge row or column as its region):
+      // region and padding span at least one row and column.
+      for (size_t a = 0; a < 2; ++a) {
+        const int64_t before = t.tile_padding_tblr[2 * a], after = t.tile_padding_tblr[2 * a + 1];
+        const int64_t extent = t.ifmap_upper[2 + a] - t.ifmap_lower[2 + a] + 1;
+        if ((before < 0 || after < 0) && !(before < 0 ? after > 0 && -before >= extent : before > 0 && -after >= extent)) {
+          problem(p + "/tile_padding_tblr", "negative padding (allowed only past the far edge of a region that a window wholly in the "
+                                            "padding reads, with positive padding on the other side)");
           break;
         }
+      }
     }
   }
 

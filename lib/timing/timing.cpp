@@ -248,6 +248,23 @@ int64_t program_prologue_cycles(const arch::Architecture& a) {
 
 int64_t program_epilogue_cycles(const arch::Architecture& a) { return std::llround(a.timing.control_cycles); }
 
+int64_t layer_change_config_cycles(const arch::Architecture& a, const UnitConfig* previous, const UnitConfig& next) {
+  // asm's registers per unit: PE fm, pm, dq, tp (gp only for grouped or
+  // dilated layers); VP gcs, gms, sms, qp, iq, iq1, fm, tp.
+  const int64_t all = next.pe ? 4 : 8;
+  int64_t instructions = all;
+  if (previous) {
+    const UnitConfig& p = *previous;
+    const bool boxes = p.in[1] != next.in[1] || p.in[2] != next.in[2] || p.in[3] != next.in[3] ||
+                       p.out[1] != next.out[1] || p.out[2] != next.out[2] || p.out[3] != next.out[3] ||
+                       p.in_bytes != next.in_bytes || p.out_bytes != next.out_bytes;
+    const bool tile = p.out != next.out || p.in[1] != next.in[1] || p.kernel_h != next.kernel_h ||
+                      p.kernel_w != next.kernel_w || p.stride_h != next.stride_h || p.stride_w != next.stride_w;
+    instructions = 1 + int64_t(boxes) + int64_t(tile) + (!next.pe && (next.two_inputs || p.two_inputs) ? 2 : 0);
+  }
+  return instructions * std::llround(a.timing.config_cycles);
+}
+
 int64_t host_cycles(const arch::Architecture& a, int64_t ops, int64_t bytes) {
   const auto& tm = a.timing;
   auto per = [](int64_t n, double rate) { return int64_t(std::ceil(double(std::max<int64_t>(n, 0)) / rate - 1e-9)); };

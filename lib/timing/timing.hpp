@@ -22,6 +22,7 @@
 //    instructions.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 #include "arch/arch.hpp"
@@ -125,6 +126,28 @@ int64_t vp_instruction_cycles(const arch::Architecture& a, int64_t layer_cycles,
 // store (ct_ed). What every program pays once: it dominates tiny networks.
 int64_t program_prologue_cycles(const arch::Architecture& a);
 int64_t program_epilogue_cycles(const arch::Architecture& a);
+
+// ---- Configuration between layers ----------------------------------------------
+
+// What a compute workload writes into its unit's configuration registers, as
+// far as their number goes.
+struct UnitConfig {
+  bool pe = true;                          // the PE array (else the vector processor)
+  std::array<int64_t, 4> in{}, out{};      // extents [n, c, h, w] of its input region and output box
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
+  int in_bytes = 1, out_bytes = 1;
+  bool two_inputs = false;                 // a vector operation on two tensors
+};
+// Cycles of the configuration instructions a unit runs before the first tile
+// of a layer after `previous` (nullptr: the first on the unit). asm writes a
+// register only when its value changes: every layer brings its own
+// quantisation (pe_cfg_pm, vp_cfg_qp); the boxes and formats (pe_cfg_fm,
+// vp_cfg_fm) and the tile and window (pe_cfg_tp, vp_cfg_tp) change with the
+// shapes; the requantisation of two inputs (vp_cfg_iq, vp_cfg_iq1) with the
+// layer. The first layer on a unit writes every register it uses. They run in
+// the unit's queue after its previous instruction, so they delay a layer
+// whose inputs are already there (tiny networks on one core).
+int64_t layer_change_config_cycles(const arch::Architecture& a, const UnitConfig* previous, const UnitConfig& next);
 
 // ---- The host -----------------------------------------------------------------
 

@@ -471,3 +471,120 @@ TEST_CASE("sequence-first attention: its dense layers read [N, T, D] (tokens and
   REQUIRE(y0.shape == y1.shape);
   for (size_t i = 0; i < y0.f.size(); ++i) CHECK(y1.f[i] == doctest::Approx(y0.f[i]).epsilon(1e-4));
 }
+
+// ---- ConvTranspose and reflect / edge Pad ------------------------------------
+
+namespace {
+void str_attr(onnx::NodeProto& n, const std::string& name, const std::string& v) {
+  auto* a = n.add_attribute();
+  a->set_name(name);
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(v);
+}
+std::string lower_error(OnnxBuilder& b) {
+  try {
+    lower(b);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("ConvTranspose lowers to a zero-insertion resize and a convolution by the flipped, channel-swapped kernel") {
+  OnnxBuilder b;
+  b.input("x", {1, 4, 5, 6}).output("y", {1, 6, 11, 12});
+  // W [C=4, K/g=3, 3, 2], 2 groups; stride (2, 2), pads (1, 0, 0, 1), output_padding (1, 0), dilation (1, 2):
+  b.random_init("w", {4, 3, 3, 2}, 0.5f, 3).random_init("bias", {6}, 0.1f, 4);
+  auto& n = b.node("ConvTranspose", {"x", "w", "bias"}, {"t"});
+  OnnxBuilder::attr(n, "strides", std::vector<int64_t>{2, 2});
+  OnnxBuilder::attr(n, "pads", std::vector<int64_t>{1, 0, 0, 1});
+  OnnxBuilder::attr(n, "output_padding", std::vector<int64_t>{1, 0});
+  OnnxBuilder::attr(n, "dilations", std::vector<int64_t>{1, 2});
+  OnnxBuilder::attr(n, "group", int64_t(2));
+  b.node("Relu", {"t"}, {"y"});
+  auto m = lower(b);
+  CHECK(ops(m) == std::vector<std::string>{"quantize", "resize", "conv2d"});
+  const auto& z = find(m, fir::Op::Resize);
+  const auto& c = find(m, fir::Op::Conv2d);
+  // rows: 2*(5-1) + 1 + (3-1)*1 + 1 - 1 - 0 = 11; columns: 2*(6-1) + 0 + (2-1)*2 + 1 - 0 - 1 = 12
+  CHECK(c.out_shape == interp::Shape{1, 6, 11, 12});
+  CHECK(z.activation_attr.find("mode")->as_string() == "zeros");
+  // zeros before: (k - 1) d - pad_begin = 2 - 1 = 1 row, 2 - 0 = 2 columns; the grid is out + (k - 1) d.
+  CHECK(z.activation_attr.find("pads")->as_array()[0].as_int() == 1);
+  CHECK(z.activation_attr.find("pads")->as_array()[1].as_int() == 2);
+  CHECK(z.activation_attr.find("strides")->as_array()[0].as_int() == 2);
+  CHECK(z.out_shape == interp::Shape{1, 4, 13, 14});
+  CHECK(z.qclass == m.layers[0].qclass);  // quantized as its input: the zeros are its zero point
+  CHECK(z.value == -1);
+  CHECK(c.padding == std::array<int64_t, 4>{0, 0, 0, 0});
+  CHECK(c.stride == std::array<int64_t, 2>{1, 1});
+  CHECK(c.dilation == std::array<int64_t, 2>{1, 2});
+  CHECK(c.groups == 2);
+  CHECK(c.activation == std::optional<std::string>("relu"));
+  // W'[g*3 + k, c, a, b] = W[g*2 + c, k, 2 - a, 1 - b]
+  const auto& w = b.model().graph().initializer(0);
+  REQUIRE(c.weight->shape == interp::Shape{6, 2, 3, 2});
+  for (int64_t g = 0; g < 2; ++g)
+    for (int64_t k = 0; k < 3; ++k)
+      for (int64_t ci = 0; ci < 2; ++ci)
+        for (int64_t a = 0; a < 3; ++a)
+          for (int64_t bb = 0; bb < 2; ++bb)
+            CHECK(c.weight->f[size_t((((g * 3 + k) * 2 + ci) * 3 + a) * 2 + bb)] ==
+                  w.float_data(int((((g * 2 + ci) * 3 + k) * 3 + (2 - a)) * 2 + (1 - bb))));
+}
+
+TEST_CASE("a ConvTranspose of stride 1 is one convolution that pads by itself") {
+  OnnxBuilder b;
+  b.input("x", {1, 3, 6, 6}).output("y", {1, 2, 6, 6});
+  b.random_init("w", {3, 2, 3, 3}, 0.5f, 5);
+  auto& n = b.node("ConvTranspose", {"x", "w"}, {"y"});
+  OnnxBuilder::attr(n, "pads", std::vector<int64_t>{1, 1, 1, 1});
+  auto m = lower(b);
+  CHECK(ops(m) == std::vector<std::string>{"quantize", "conv2d"});
+  CHECK(find(m, fir::Op::Conv2d).padding == std::array<int64_t, 4>{1, 1, 1, 1});
+}
+
+TEST_CASE("reflect and edge Pad of rows and columns are resize layers; other pads are refused by name") {
+  for (const char* mode : {"reflect", "edge"}) {
+    CAPTURE(mode);
+    OnnxBuilder b(13);
+    b.input("x", {1, 3, 5, 6}).output("y", {1, 3, 8, 9});
+    b.init_i64("pads", {8}, {0, 0, 2, 1, 0, 0, 1, 2});
+    str_attr(b.node("Pad", {"x", "pads"}, {"p"}), "mode", mode);
+    conv(b, "p", "y", 3, 3, 1);
+    auto m = lower(b);
+    const auto& r = find(m, fir::Op::Resize);
+    CHECK(r.activation_attr.find("mode")->as_string() == mode);
+    CHECK(r.activation_attr.find("pads")->as_array()[0].as_int() == 2);
+    CHECK(r.activation_attr.find("pads")->as_array()[1].as_int() == 1);
+    CHECK(r.out_shape == interp::Shape{1, 3, 8, 9});
+    CHECK(r.qclass == m.layers[0].qclass);
+  }
+  {
+    OnnxBuilder b(13);
+    b.input("x", {1, 3, 5, 6}).output("y", {1, 5, 5, 6});
+    b.init_i64("pads", {8}, {0, 1, 0, 0, 0, 1, 0, 0});
+    str_attr(b.node("Pad", {"x", "pads"}, {"y"}, "chan_pad"), "mode", "edge");
+    std::string e = lower_error(b);
+    CHECK(e.find("chan_pad") != std::string::npos);
+    CHECK(e.find("batch or channel axis is not supported") != std::string::npos);
+  }
+  {
+    OnnxBuilder b(13);
+    b.input("x", {1, 3, 5, 6}).output("y", {1, 3, 5, 18});
+    b.init_i64("pads", {8}, {0, 0, 0, 6, 0, 0, 0, 6});
+    str_attr(b.node("Pad", {"x", "pads"}, {"y"}, "wide"), "mode", "reflect");
+    CHECK(!lower_error(b).empty());  // reflect pads must be smaller than the axis (the float interpreter says so too)
+  }
+}
+
+TEST_CASE("a 1-D ConvTranspose is refused with the node's name") {
+  OnnxBuilder b;
+  b.input("x", {1, 1, 3}).output("y", {1, 2, 5});
+  b.random_init("w", {1, 2, 3}, 0.5f, 6);
+  b.node("ConvTranspose", {"x", "w"}, {"y"}, "ct1d");
+  std::string e = lower_error(b);
+  CHECK(e.find("ct1d") != std::string::npos);
+  CHECK(e.find("only 2-D ConvTranspose") != std::string::npos);
+}

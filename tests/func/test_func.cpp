@@ -409,6 +409,47 @@ TEST_CASE("an addition reading a window of a wider tensor on its core computes t
   }
 }
 
+// A constant Pad is a 1x1 convolution padded by more than its kernel: cut
+// along H and W, parts of its output read no input at all (test_constant_pad
+// on chip-64tops). Such a part reads the input's nearest edge row or column,
+// with negative padding on the far side (formats/Scheduler_IR_Format.md), and
+// computes padding only.
+TEST_CASE("a convolution part whose windows lie wholly in the padding reads the edge and computes the golden values") {
+  static const std::string model = [] {
+    testing::OnnxBuilder b(13);
+    b.input("x", {-1, 3, 4, 5}).output("y", {-1, 3, 10, 16});
+    b.init_i64("pads", {8}, {0, 0, 2, 5, 0, 0, 4, 6});  // columns 0..3 and 12..15 of the output are padding only
+    b.init("value", {}, {0.0f});
+    b.node("Pad", {"x", "pads", "value"}, {"y"});
+    std::string path = testing::temp_dir("func_pad_model") + "/pad.onnx";
+    write_output(path, b.bytes());
+    return path;
+  }();
+  const auto& a = arch_named("chip-64tops");
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = func_test::compile_model(model, batch, "func_pad");
+    mapping::Mapping m = func_test::single_core(c.graph, "chip-64tops");
+    int cut = 0;
+    for (auto& seg : m.segments)
+      for (auto& l : seg.layers)
+        if (c.graph.find(l.layer)->op == fir::Op::Conv2d) l.cores = {0, 1, 2, 3, 4, 5, 6, 7}, l.partition = {1, 1, 2, 4}, ++cut;
+    REQUIRE(cut == 1);
+    Built b = func_test::build(c, m, a, testing::temp_dir("func_pad"));
+    int negative = 0;
+    for (const auto& cs : b.sir.cores)
+      for (const auto& w : cs.workloads)
+        for (const auto& t : w.tile_info)
+          for (int64_t p : t.tile_padding_tblr) negative += p < 0;
+    CHECK(negative > 0);
+    CHECK(irgen::check(b.sir, a, &c.graph, "s.json").empty());
+    func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+    auto want = func_test::interpret(c);
+    REQUIRE(r.outputs.size() == want.size());
+    CHECK(func_test::same_bits(r.outputs[0].tensor, want[0]));
+  }
+}
+
 TEST_CASE("divergence finder: a shifted address is caught and the layer reading it named") {
   const auto& a = arch_named("zebu-1core");
   const Compiled& c = func_test::tiny(1);

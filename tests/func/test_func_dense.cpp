@@ -468,3 +468,34 @@ TEST_CASE("sequence-first attention: dense layers over [N, T, D] on the PE array
     }
   }
 }
+
+TEST_CASE("gemini prices the configuration each new layer writes on its unit") {
+  // Four small dense layers on one core: between two layers the PE queue
+  // writes the next layer's pe_cfg_fm, pe_cfg_pm and pe_cfg_tp while the
+  // inputs are already there, a tenth of such a program.
+  OnnxBuilder ob;
+  ob.input("x", {1, 8}).output("y", {1, 4});
+  std::string in = "x";
+  const std::vector<int64_t> widths{16, 16, 16, 4};
+  int64_t prev = 8;
+  for (size_t i = 0; i < widths.size(); ++i) {
+    const std::string n = std::to_string(i), out = i + 1 == widths.size() ? "y" : "g" + n;
+    ob.random_init("w" + n, {widths[i], prev}, 0.3f).random_init("b" + n, {widths[i]}, 0.1f);
+    OnnxBuilder::attr(ob.node("Gemm", {in, "w" + n, "b" + n}, {i + 1 == widths.size() ? out : "m" + n}), "transB",
+                      int64_t{1});
+    if (i + 1 < widths.size()) ob.node("Relu", {"m" + n}, {out});
+    in = out, prev = widths[i];
+  }
+  auto a = arch::load_architecture(testing::source_dir() + "/examples/arch/zebu-1core.json");
+  const Compiled& c = compile(ob, 1, "densestack");
+  gemini::Network net = gemini::build_network(c.graph, a, c.fir_path);
+  gemini::CostModel model(net, a);
+  gemini::Plan plan = gemini::search(model, gemini::SearchOptions{}).plan;
+  const int64_t predicted = model.evaluate(plan, false).cycles;
+  Built b = func_test::build(c, gemini::to_mapping(plan, net, a), a, testing::temp_dir("func_dense_config"));
+  int64_t end = 0, configs = 0;
+  for (size_t i = 0; i < b.timing.size(); ++i) end = std::max(end, b.timing[i].end);
+  for (const auto& in : b.program.instructions) configs += in.is_config();
+  MESSAGE("predicted " << predicted << ", zebusim " << end << ", " << configs << " configuration instructions");
+  CHECK(double(predicted) == doctest::Approx(double(end)).epsilon(0.03));
+}

@@ -137,3 +137,57 @@ TEST_CASE("a concat input quantized apart from the output is requantized on its 
     requant += in.op() == isa::Opcode::vp_self && in.get(isa::Param::LUT) == int64_t(isa::Lut::Requantize);
   CHECK(requant >= 1);
 }
+
+// A token tensor [N, T, D] is the box [N, D, T, 1] (fir::chip_box): a concat
+// along the tokens (T) moves rows of the box, one along the features (D)
+// channels, and slices likewise. fir::move_pieces cut the Frontend IR's axes
+// as if they were the box's (rows for D, channels for T) before.
+TEST_CASE("concat and slice of token tensors along the tokens and the features move the right box axes") {
+  OnnxBuilder b(13);
+  b.input("x", {-1, 6, 5}).output("y", {-1, 10, 4});
+  b.node("Relu", {"x"}, {"r"});
+  b.node("Sigmoid", {"x"}, {"s"});
+  OnnxBuilder::attr(b.node("Concat", {"r", "s"}, {"t"}), "axis", int64_t{1});   // [N, 12, 5]: tokens
+  OnnxBuilder::attr(b.node("Concat", {"t", "t"}, {"d"}), "axis", int64_t{-1});  // [N, 12, 10]: features
+  b.init_i64("st", {2}, {1, 2}).init_i64("en", {2}, {11, 10}).init_i64("ax", {2}, {1, 2}).init_i64("stp", {2}, {1, 2});
+  b.node("Slice", {"d", "st", "en", "ax", "stp"}, {"y"});  // tokens 1..10, features 2, 4, 6, 8
+  static const std::string dir = testing::temp_dir("func_moves_models");
+  const std::string path = dir + "/tokens.onnx";
+  testing::write_file(path, b.bytes());
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = func_test::compile_model(path, batch, "moves_tokens");
+    CHECK(count_ops(c.graph, fir::Op::Concat) == 2);
+    CHECK(count_ops(c.graph, fir::Op::Slice) == 1);
+    check_model(c, "tokens");
+  }
+}
+
+// Axis 0 is the batch: a concat or slice along it changes the batch, which
+// no accelerator layer may (work is cut by sample); it runs on the host,
+// exact, and the outputs are the interpreter's.
+TEST_CASE("a concat and a slice along the batch run on the host, bit for bit") {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4, 4}).output("y", {3, 3, 4, 4});
+  conv(b, "x", "c", 3, 3, 3, 31);
+  b.node("Relu", {"c"}, {"r"});
+  OnnxBuilder::attr(b.node("Concat", {"c", "r"}, {"cat"}), "axis", int64_t{0});  // [4, 3, 4, 4]
+  b.init_i64("st", {1}, {1}).init_i64("en", {1}, {4}).init_i64("ax", {1}, {0});
+  b.node("Slice", {"cat", "st", "en", "ax"}, {"y"});  // samples 1..3
+  static const std::string dir = testing::temp_dir("func_moves_models");
+  const std::string path = dir + "/batch_axis.onnx";
+  testing::write_file(path, b.bytes());
+  const Compiled& c = func_test::compile_model(path, 2, "moves_batch_axis");
+  for (const auto& l : c.graph.layers())
+    if (l.op == fir::Op::Concat || l.op == fir::Op::Slice) CHECK(l.device == fir::Device::Cpu);
+  for (const char* name : {"zebu-1core", "chip-64tops"}) {
+    CAPTURE(name);
+    const auto& a = arch_named(name);
+    Built bl = func_test::build(c, func_test::single_core(c.graph, name), a, testing::temp_dir("func_moves_batch_axis"));
+    func::Result r = func_test::run(c, bl, bl.program, bl.timing, a, true);
+    auto want = func_test::interpret(c);
+    REQUIRE(r.outputs.size() == want.size());
+    REQUIRE(want[0].shape == interp::Shape{3, 3, 4, 4});
+    CHECK(func_test::same_bits(r.outputs[0].tensor, want[0]));
+  }
+}

@@ -13,6 +13,7 @@
 #include "../frontend/onnx_builder.hpp"
 #include "../testing/testing.hpp"
 #include "asm/asm.hpp"
+#include "fir/resize.hpp"
 #include "func_test_util.hpp"
 #include "interp/fir_exec.hpp"
 #include "irgen/irgen.hpp"
@@ -136,6 +137,40 @@ std::string se_model() {
   b.node("Sub", {"k2", "quarter"}, {"k3"});
   b.node("Mul", {"third", "k3"}, {"y"});  // the constant first: the operands trade places
   return save(b, "se");
+}
+
+// Upsampling and padding on the vector processor: transposed convolutions
+// (2x2 stride 2; 3x3 stride (3, 2) with asymmetric pads, output_padding,
+// dilation and two groups; 3x3 stride 1, the convolution padding by itself)
+// and reflect and edge Pad, between convolutions.
+std::string upsample_model() {
+  OnnxBuilder b(13);
+  b.input("x", {-1, 4, 5, 6}).output("y", {-1, 4, 36, 30});
+  conv(b, "x", "c0", 4, 8, 3, 21);
+  b.node("Relu", {"c0"}, {"r0"});
+  b.random_init("t1_w", {8, 6, 2, 2}, 0.5f, 22).random_init("t1_b", {6}, 0.2f, 23);
+  auto& t1 = b.node("ConvTranspose", {"r0", "t1_w", "t1_b"}, {"t1"});  // 10 x 12
+  OnnxBuilder::attr(t1, "strides", std::vector<int64_t>{2, 2});
+  b.init_i64("p1", {8}, {0, 0, 2, 1, 0, 0, 1, 2});
+  auto& pad1 = b.node("Pad", {"t1", "p1"}, {"q1"});  // 13 x 15
+  auto* m1 = pad1.add_attribute();
+  m1->set_name("mode"), m1->set_type(onnx::AttributeProto::STRING), m1->set_s("reflect");
+  b.random_init("t2_w", {6, 2, 3, 3}, 0.5f, 24).random_init("t2_b", {4}, 0.2f, 25);
+  auto& t2 = b.node("ConvTranspose", {"q1", "t2_w", "t2_b"}, {"t2"});
+  OnnxBuilder::attr(t2, "strides", std::vector<int64_t>{3, 2});
+  OnnxBuilder::attr(t2, "pads", std::vector<int64_t>{1, 0, 2, 1});
+  OnnxBuilder::attr(t2, "output_padding", std::vector<int64_t>{2, 1});
+  OnnxBuilder::attr(t2, "dilations", std::vector<int64_t>{1, 2});
+  OnnxBuilder::attr(t2, "group", int64_t(2));  // rows 3*12 + 2 + 2 + 1 - 3 = 38, columns 2*14 + 1 + 4 + 1 - 1 = 33
+  b.node("Relu", {"t2"}, {"r2"});
+  b.init_i64("p2", {8}, {0, 0, 0, 1, 0, 0, 0, 0});
+  auto& pad2 = b.node("Pad", {"r2", "p2"}, {"q2"});  // 38 x 34
+  auto* m2 = pad2.add_attribute();
+  m2->set_name("mode"), m2->set_type(onnx::AttributeProto::STRING), m2->set_s("edge");
+  b.random_init("t3_w", {4, 4, 3, 5}, 0.5f, 26);
+  auto& t3 = b.node("ConvTranspose", {"q2", "t3_w"}, {"y"});  // stride 1, pads (2, 3): 36 x 30
+  OnnxBuilder::attr(t3, "pads", std::vector<int64_t>{2, 4, 2, 4});
+  return save(b, "upsample");
 }
 
 struct Arch {
@@ -323,6 +358,46 @@ TEST_CASE("PReLU runs on the vector processor with its per-channel slope loaded 
   }
 }
 
+// A slope of one value per element of a sample ([C, H, W]) or per column:
+// operand B of the input's box, float16, whose channels are padded to the
+// alignment in bytes (5 float16 channels take 16 bytes a pixel, 5 INT8 ones
+// 8): vp_cfg_fm1 gives B's own box and format.
+TEST_CASE("PReLU with a slope per element or per column: float16 operand B in a box of its own") {
+  OnnxBuilder b(13);
+  b.input("x", {-1, 5, 4, 6}).output("y", {-1, 5, 4, 6});
+  conv(b, "x", "c", 5, 5, 3, 21);
+  b.random_init("slope", {5, 4, 6}, 0.5f, 22);
+  b.node("PRelu", {"c", "slope"}, {"p"});
+  conv(b, "p", "c2", 5, 5, 1, 23);
+  b.random_init("slope1", {6}, 0.5f, 24);  // along W: B of box [1, 1, 6]
+  b.node("PRelu", {"c2", "slope1"}, {"y"});
+  const std::string model = save(b, "prelu_elements");
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = func_test::compile_model(model, batch, "vp_prelu_elements");
+    REQUIRE(count_ops(c.graph, fir::Op::PRelu) == 2);
+    check_model(c, "prelu_elements");
+  }
+}
+
+// A slope that varies along axis 0 fixes the batch: at another batch it is
+// refused, naming the layer and why.
+TEST_CASE("PReLU with one slope per sample is refused at another batch, naming the node") {
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4, 4}).output("y", {2, 3, 4, 4});
+  b.random_init("slope", {2, 3, 4, 4}, 0.5f, 25);
+  b.node("PRelu", {"x", "slope"}, {"y"});
+  const std::string model = save(b, "prelu_per_sample");
+  try {
+    func_test::compile_model(model, 1, "vp_prelu_per_sample");
+    FAIL("a per-sample slope at batch 1 was accepted");
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    CHECK(m.find("PRelu") != std::string::npos);
+    CHECK(m.find("one slope per sample along axis 0, the batch") != std::string::npos);
+  }
+}
+
 TEST_CASE("a fused clip with a lower bound other than 0 is refused by asm, naming the layer") {
   const auto& a = arch_named("zebu-1core");
   // A conv2d whose clip was fused by hand with a lower bound of -1.
@@ -337,4 +412,28 @@ TEST_CASE("a fused clip with a lower bound other than 0 is refused by asm, namin
   REQUIRE(edited);
   auto s2 = irgen::generate(g, func_test::single_core(g, "zebu-1core"), a);
   CHECK_THROWS_WITH_AS(assembler::assemble(s2, g, a), doctest::Contains("lower bound other than 0"), Error);
+}
+
+TEST_CASE("transposed convolutions and reflect / edge padding run bit for bit (resize modes 5-7 and the PE array)") {
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = func_test::compile_model(upsample_model(), batch, "vp_upsample");
+    std::map<std::string, int> modes;
+    for (const auto& l : c.graph.layers())
+      if (l.op == fir::Op::Resize) {
+        auto g = fir::resize_geometry(l);
+        REQUIRE(g);
+        ++modes[g->mode == 5 ? "zeros" : g->mode == 6 ? "reflect" : g->mode == 7 ? "edge" : "other"];
+      }
+    CHECK(modes == std::map<std::string, int>{{"edge", 1}, {"reflect", 1}, {"zeros", 2}});
+    CHECK(count_ops(c.graph, fir::Op::Conv2d) == 4);
+    check_model(c, "upsample");
+    // The program resamples with the padding modes.
+    Built b = func_test::build(c, func_test::single_core(c.graph, "zebu-1core"), arch_named("zebu-1core"),
+                               testing::temp_dir("func_vp_upsample_modes"));
+    std::set<int64_t> rsmd;
+    for (const auto& in : b.program.instructions)
+      if (in.op() == isa::Opcode::vp_cfg_rs) rsmd.insert(in.get(isa::Param::RSMD));
+    CHECK(rsmd == std::set<int64_t>{5, 6, 7});
+  }
 }

@@ -9,10 +9,13 @@
 // convolutions, layer norms over channels on the host), ViT-B/16 (its
 // sequence-first attention's dense layers on [N, T, D], the heads on the
 // host; exported at each batch) (random weights), the TFLite
-// files of the reference data, libonnx-testdata's pytorch-converted Conv2d
-// tests (grouped, depthwise, dilated, strided, padded) and node tests of
-// pooling, resize, standalone BatchNormalization and activations (calibrated
-// on their own input), compiled by onnx2fir's
+// files of the reference data, libonnx-testdata's pytorch-converted Conv2d,
+// ConvTranspose2d and padding tests (grouped, depthwise, dilated, strided,
+// padded; reflect, replicate, zero, constant) and node tests of pooling,
+// resize, ConvTranspose, Pad (constant, edge, reflect), standalone
+// BatchNormalization, activations, PReLU and Slice (calibrated on their own input), a
+// small U-Net of export_torchvision.py (ConvTranspose2d, reflect and
+// replicate padding), compiled by onnx2fir's
 // pipeline at batch 1 and 4, mapped by gemini for zebu-1core and
 // chip-64tops, and run by the functional model with golden checks. Each case
 // must be bit for bit: every accelerator layer equal to its golden
@@ -132,6 +135,33 @@ const Net kNets[] = {
     {"test_resize_upsample_sizes_nearest_floor_align_corners", Kind::OnnxNode},
     {"test_resize_upsample_sizes_nearest_round_prefer_ceil_asymmetric", Kind::OnnxNode},
     {"test_upsample_nearest", Kind::OnnxNode},
+    {"test_prelu_broadcast", Kind::OnnxNode},
+    {"test_slice_default_axes", Kind::OnnxNode},
+    {"test_slice_default_steps", Kind::OnnxNode},
+    {"test_slice_end_out_of_bounds", Kind::OnnxNode},
+    {"test_slice_neg", Kind::OnnxNode},
+    {"test_slice_negative_axes", Kind::OnnxNode},
+    // Transposed convolution (a zero-insertion resize and a convolution) and
+    // reflect / edge / constant padding, from ONNX's node tests, PyTorch's
+    // converted tests and a small U-Net.
+    {"test_convtranspose", Kind::OnnxNode},
+    {"test_convtranspose_autopad_same", Kind::OnnxNode},
+    {"test_convtranspose_dilations", Kind::OnnxNode},
+    {"test_convtranspose_kernel_shape", Kind::OnnxNode},
+    {"test_convtranspose_output_shape", Kind::OnnxNode},
+    {"test_convtranspose_pad", Kind::OnnxNode},
+    {"test_convtranspose_pads", Kind::OnnxNode},
+    {"test_convtranspose_with_kernel", Kind::OnnxNode},
+    {"test_constant_pad", Kind::OnnxNode},
+    {"test_edge_pad", Kind::OnnxNode},
+    {"test_reflect_pad", Kind::OnnxNode},
+    {"test_ConvTranspose2d", Kind::OnnxTest},
+    {"test_ConvTranspose2d_no_bias", Kind::OnnxTest},
+    {"test_ReflectionPad2d", Kind::OnnxTest},
+    {"test_ReplicationPad2d", Kind::OnnxTest},
+    {"test_ZeroPad2d", Kind::OnnxTest},
+    {"test_ConstantPad2d", Kind::OnnxTest},
+    {"tiny_unet", Kind::Torchvision},
 };
 const std::string kArchs[] = {"zebu-1core", "chip-64tops"};
 
@@ -168,9 +198,16 @@ interp::Tensor at_batch(const interp::Tensor& t, int64_t batch) {
   return out;
 }
 
+// A test set's tensor as floats: the integer tensors of a few node tests
+// (test_edge_pad's int32 ramps) are small integers the chip holds as INT8
+// like any activation (onnx2fir imports such an input as float).
 interp::Tensor read_pb(const fs::path& p) {
   REQUIRE_MESSAGE(fs::exists(p), p << " is missing");
-  return frontend::parse_onnx_tensor(testing::read_file(p.string()), p.string());
+  interp::Tensor t = frontend::parse_onnx_tensor(testing::read_file(p.string()), p.string());
+  if (t.is_float()) return t;
+  interp::Tensor f = interp::Tensor::floats(t.shape);
+  for (int64_t k = 0; k < t.numel(); ++k) f.f[size_t(k)] = static_cast<float>(t.at_double(k));
+  return f;
 }
 
 struct Prepared {
