@@ -35,6 +35,15 @@ void replace_uses(Graph& g, int from, int to) {
     if (v == from) v = to;
 }
 
+// Removes the nodes a rewrite marked dead (their one output set to -1).
+void drop_dead_nodes(Graph& g) {
+  std::vector<Node> kept;
+  for (auto& n : g.nodes)
+    if (!(n.outputs.size() == 1 && n.outputs[0] < 0)) kept.push_back(std::move(n));
+  g.nodes = std::move(kept);
+  g.relink();
+}
+
 bool is_graph_output(const Graph& g, int v) {
   for (int o : g.outputs)
     if (o == v) return true;
@@ -366,11 +375,7 @@ int simplify_layout(Graph& g) {
       }
     }
     if (again) {
-      std::vector<Node> kept;
-      for (auto& n : g.nodes)
-        if (!(n.outputs.size() == 1 && n.outputs[0] < 0)) kept.push_back(std::move(n));
-      g.nodes = std::move(kept);
-      g.relink();
+      drop_dead_nodes(g);
     }
   }
   return changed;
@@ -796,11 +801,7 @@ int sink_transposes(Graph& g) {
         }
       }
       g.nodes[t].outputs = {-1};
-      std::vector<Node> kept;
-      for (auto& n : g.nodes)
-        if (!(n.outputs.size() == 1 && n.outputs[0] < 0)) kept.push_back(std::move(n));
-      g.nodes = std::move(kept);
-      g.relink();
+      drop_dead_nodes(g);
       g.topo_sort();
       ++changed;
       again = true;
@@ -857,11 +858,7 @@ int fold_conv_affine(Graph& g) {
       if (again) break;
     }
     if (again) {
-      std::vector<Node> kept;
-      for (auto& n : g.nodes)
-        if (!(n.outputs.size() == 1 && n.outputs[0] < 0)) kept.push_back(std::move(n));
-      g.nodes = std::move(kept);
-      g.relink();
+      drop_dead_nodes(g);
     }
   }
   return folded;
