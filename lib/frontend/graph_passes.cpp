@@ -533,11 +533,63 @@ int pads_to_conv(Graph& g) {
   return made;
 }
 
+std::vector<char> dynamic_values(const Graph& g) {
+  std::vector<char> dyn(g.values.size(), 0);
+  for (const auto& n : g.nodes) {
+    bool d = interp::data_dependent_shape(n);
+    for (int v : n.inputs) d = d || (v >= 0 && dyn[v]);
+    if (d)
+      for (int v : n.outputs)
+        if (v >= 0) dyn[v] = 1;
+  }
+  return dyn;
+}
+
+PostProcessing find_post_processing(const Graph& g) {
+  PostProcessing pp;
+  std::vector<char> dyn = dynamic_values(g);
+  std::vector<char> in(g.nodes.size(), 0);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    bool d = interp::data_dependent_shape(n);
+    if (d && pp.first.empty()) pp.first = "node '" + n.name + "' (" + n.op + ")";
+    for (int v : n.inputs) d = d || (v >= 0 && dyn[v]);
+    in[k] = d;
+  }
+  if (pp.first.empty()) return pp;
+  // Grow backwards over nodes that only it reads (not the PE array's work).
+  auto cons = g.consumers();
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    const Node& n = g.nodes[k];
+    if (in[k] || n.op == "Conv" || n.op == "ConvTranspose" || n.op == "Gemm" || n.op == "MatMul") continue;
+    bool only = !n.outputs.empty();
+    for (int v : n.outputs) {
+      if (v < 0) continue;
+      if (is_graph_output(g, v) || cons[v].empty()) only = false;
+      for (int c : cons[v]) only = only && in[c];
+    }
+    if (only) in[k] = 1;
+  }
+  std::vector<char> read(g.values.size(), 0);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (!in[k]) continue;
+    pp.nodes.push_back(static_cast<int>(k));
+    for (int v : g.nodes[k].inputs)
+      if (v >= 0 && !g.is_constant(v) && (g.value(v).producer < 0 || !in[g.value(v).producer])) read[v] = 1;
+  }
+  for (size_t v = 0; v < read.size(); ++v)
+    if (read[v]) pp.inputs.push_back(static_cast<int>(v));
+  return pp;
+}
+
 bool complete_shapes(Graph& g) {
+  // Shapes that depend on the data are not recorded: the zero input would
+  // give them one value of many.
+  std::vector<char> dyn = dynamic_values(g);
   bool missing = false;
   for (const auto& n : g.nodes)
     for (int v : n.outputs)
-      if (v >= 0 && !g.value(v).has_shape) missing = true;
+      if (v >= 0 && !g.value(v).has_shape && !dyn[v]) missing = true;
   if (!missing) return false;
   std::vector<Tensor> inputs;
   for (int v : g.inputs) {
@@ -549,6 +601,7 @@ bool complete_shapes(Graph& g) {
   }
   interp::FloatInterpreter fi(g);
   fi.run(inputs, [&](int v, const Tensor& t) {
+    if (dyn[v]) return;
     auto& val = g.value(v);
     val.shape = t.shape;
     val.has_shape = true;

@@ -41,6 +41,23 @@ int pads_to_conv(interp::Graph& g);
 // still lacks a static shape, and records every shape. Returns true if it ran.
 bool complete_shapes(interp::Graph& g);
 
+// Per value: 1 when its shape depends on the data (an output of a
+// data-dependent operator such as NonZero, or computed from one).
+std::vector<char> dynamic_values(const interp::Graph& g);
+
+// The post-processing of a network: the nodes with data-dependent shapes
+// (interp::data_dependent_shape) and everything computed from them, plus the
+// nodes before them whose every result only they read, up to (not
+// including) the convolutions and matmuls. `inputs` are the values it reads
+// from the rest of the graph (no constants), in value order. Empty when the
+// graph has no data-dependent operator.
+struct PostProcessing {
+  std::vector<int> nodes;   // node indices, in node order
+  std::vector<int> inputs;  // values read from outside it
+  std::string first;        // "node 'x' (NonZero)": its first data-dependent node
+};
+PostProcessing find_post_processing(const interp::Graph& g);
+
 // All of the above in order, then prunes dead nodes.
 void simplify(interp::Graph& g);
 
