@@ -121,6 +121,14 @@ int remove_noops(Graph& g) {
     } else if (n.op == "Reshape" || n.op == "Flatten" || n.op == "Squeeze" || n.op == "Unsqueeze") {
       noop = in >= 0 && out >= 0 && g.value(in).has_shape && g.value(out).has_shape &&
              g.value(in).shape == g.value(out).shape;
+    } else if (n.op == "Pad" && g.opset >= 11) {
+      // Padding by nothing, in any mode (torchvision's detection transform
+      // pads each image to a size multiple, here by zero).
+      int pads = n.input(1);
+      noop = in >= 0 && out >= 0 && pads >= 0 && g.is_constant(pads) && g.value(in).has_shape &&
+             g.value(out).has_shape && g.value(in).shape == g.value(out).shape;
+      if (noop)
+        for (int64_t v : g.constant(pads).to_ints()) noop = noop && v == 0;
     }
     // A graph output keeps its producer so the output name stays meaningful
     // unless the input is computed (then the output is simply rewired): a
@@ -582,6 +590,26 @@ PostProcessing find_post_processing(const Graph& g) {
   return pp;
 }
 
+int squeeze_gathers(Graph& g) {
+  int changed = 0;
+  for (auto& n : g.nodes) {
+    int x = n.input(0), out = n.outputs.empty() ? -1 : n.outputs[0];
+    if (n.op != "Gather" || x < 0 || out < 0 || !g.value(x).has_shape || !g.value(out).has_shape ||
+        !g.is_constant(n.input(1)) || g.constant(n.input(1)).rank() != 0 || g.value(x).shape.empty())
+      continue;
+    const auto& xs = g.value(x).shape;
+    int64_t r = static_cast<int64_t>(xs.size());
+    int64_t axis = n.get_int("axis", 0);
+    if (axis < 0) axis += r;
+    int64_t idx = g.constant(n.input(1)).at_int(0);
+    if (axis < 0 || axis >= r || xs[axis] != 1 || (idx != 0 && idx != -1)) continue;
+    make_reshape(g, n, x, out);
+    ++changed;
+  }
+  if (changed) g.relink();
+  return changed;
+}
+
 bool complete_shapes(Graph& g) {
   // Shapes that depend on the data are not recorded: the zero input would
   // give them one value of many.
@@ -626,6 +654,12 @@ void simplify(Graph& g) {
   while (fold_constants(g) > 0) {
     g.prune();
     complete_shapes(g);
+  }
+  remove_noops(g);
+  if (squeeze_gathers(g) > 0) {
+    g.prune();
+    simplify_layout(g);
+    g.prune();
   }
   remove_noops(g);
   g.prune();

@@ -12,8 +12,9 @@ namespace cct::frontend {
 // Returns the number of nodes folded.
 int fold_constants(interp::Graph& g);
 
-// Removes Identity, inference-mode Dropout, and Reshape/Flatten/Squeeze/
-// Unsqueeze nodes that do not change the shape, rewiring their readers.
+// Removes Identity, inference-mode Dropout, Reshape/Flatten/Squeeze/
+// Unsqueeze nodes that do not change the shape and Pads by zero, rewiring
+// their readers.
 int remove_noops(interp::Graph& g);
 
 // Folds BatchNormalization into the Conv (or Gemm) that feeds it when that
@@ -36,6 +37,10 @@ int fold_pads(interp::Graph& g);
 // depthwise 1x1 Conv by 1 with the Pad's padding (zeros); a nonzero value v
 // becomes Sub(x, v), that Conv, Add(.., v). Returns the number made.
 int pads_to_conv(interp::Graph& g);
+
+// Turns a Gather of the one element of an axis of size 1 by a scalar
+// index (images[0] of a batch of one) into a Reshape. Returns the number.
+int squeeze_gathers(interp::Graph& g);
 
 // Runs the float interpreter once on zero inputs when some computed tensor
 // still lacks a static shape, and records every shape. Returns true if it ran.
