@@ -121,6 +121,10 @@ int remove_noops(Graph& g) {
     } else if (n.op == "Reshape" || n.op == "Flatten" || n.op == "Squeeze" || n.op == "Unsqueeze") {
       noop = in >= 0 && out >= 0 && g.value(in).has_shape && g.value(out).has_shape &&
              g.value(in).shape == g.value(out).shape;
+    } else if ((n.op == "Concat" && n.input_count() == 1) || (n.op == "Split" && n.outputs.size() == 1)) {
+      // Concatenating one tensor, splitting into one piece.
+      noop = in >= 0 && out >= 0 && g.value(in).has_shape && g.value(out).has_shape &&
+             g.value(in).shape == g.value(out).shape;
     } else if (n.op == "Pad" && g.opset >= 11) {
       // Padding by nothing, in any mode (torchvision's detection transform
       // pads each image to a size multiple, here by zero).
@@ -271,6 +275,60 @@ void make_reshape(Graph& g, Node& n, int x, int out) {
   n.inputs = {x, sv};
 }
 
+// One rewrite of Op(R(x), c) into R(Op(x, c')), where R is a reshape that
+// only drops leading axes of size 1, Op an element-wise Add/Sub/Mul/Div and
+// c a constant (c' is c with those axes put back in front): torchvision's
+// detection transform normalises images[0] of a batch of one this way, and
+// the chip keeps the network's batch as axis 0. R is then next to the
+// reshape after, with which it collapses. False when there is none.
+bool sink_squeeze(Graph& g) {
+  auto cons = g.consumers();
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& n = g.nodes[k];
+    if (n.op != "Add" && n.op != "Sub" && n.op != "Mul" && n.op != "Div") continue;
+    if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] < 0) continue;
+    for (int side = 0; side < 2; ++side) {
+      int r = n.inputs[side], c = n.inputs[1 - side];
+      if (r < 0 || c < 0 || !g.is_constant(c) || g.is_constant(r)) continue;
+      int pi = g.value(r).producer;
+      if (pi < 0 || !reshape_like(g.nodes[pi]) || cons[r].size() != 1 || is_graph_output(g, r)) continue;
+      int x = g.nodes[pi].input(0);
+      if (x < 0 || !g.value(x).has_shape || !g.value(r).has_shape || !g.value(n.outputs[0]).has_shape) continue;
+      const interp::Shape &xs = g.value(x).shape, &rs = g.value(r).shape;
+      if (xs.size() <= rs.size() || g.value(n.outputs[0]).shape != rs) continue;
+      size_t lead = xs.size() - rs.size();
+      bool drops = std::equal(rs.begin(), rs.end(), xs.begin() + static_cast<long>(lead));
+      for (size_t d = 0; d < lead; ++d) drops = drops && xs[d] == 1;
+      const Tensor& ct = g.constant(c);
+      if (!drops || ct.shape.size() > rs.size()) continue;
+      Tensor c2 = ct;
+      c2.shape.insert(c2.shape.begin(), xs.size() - ct.shape.size(), 1);
+      int cv = add_constant(g, g.value(c).name + "_lifted", std::move(c2));
+      interp::Value mid;
+      mid.name = g.unique_name(g.value(n.outputs[0]).name + "_lifted");
+      mid.dtype = g.value(n.outputs[0]).dtype;
+      mid.shape = xs;
+      mid.has_shape = true;
+      int mv = g.add_value(std::move(mid));
+      int out = n.outputs[0];
+      Node& rn = g.nodes[static_cast<size_t>(pi)];
+      n.inputs[side] = x;
+      n.inputs[1 - side] = cv;
+      n.outputs[0] = mv;
+      make_reshape(g, rn, mv, out);
+      rn.outputs = {out};
+      rn.name += "_after";
+      g.value(r).producer = -1;
+      // The reshape now reads the operation: swap their places (nothing
+      // between them reads the reshape's old output, only n did).
+      std::swap(g.nodes[static_cast<size_t>(pi)], g.nodes[k]);
+      g.relink();
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 int simplify_layout(Graph& g) {
@@ -279,6 +337,11 @@ int simplify_layout(Graph& g) {
   while (again) {
     again = false;
     g.relink();
+    if (sink_squeeze(g)) {
+      ++changed;
+      again = true;
+      continue;
+    }
     for (auto& n : g.nodes) {
       int x = n.input(0);
       if (x < 0 || n.outputs.empty() || n.outputs[0] < 0) continue;
