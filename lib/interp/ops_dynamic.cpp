@@ -202,7 +202,8 @@ void k_nms(const Node& n, int, const KernelInputs& in, std::vector<Tensor>& out)
         sel.insert(sel.end(), {b, c, s});
       }
     }
-  out[0] = Tensor::ints({static_cast<int64_t>(sel.size() / 3), 3}, std::move(sel));
+  const int64_t count = static_cast<int64_t>(sel.size() / 3);
+  out[0] = Tensor::ints({count, 3}, std::move(sel));
 }
 
 void k_if(const Node& n, int, const KernelInputs& in, std::vector<Tensor>& out) {
