@@ -1,10 +1,12 @@
-// Operators whose output shape depends on the data (detection
-// post-processing): NonZero, GatherND, TopK, NonMaxSuppression, and the
-// control flow of If. They run on the host only (onnx2fir puts every node
-// reading their results on the host too; formats/Frontend_IR_Format.md,
-// "Host graphs"). Each follows the ONNX operator definition; where ONNX
-// leaves an order open (TopK ties, NonMaxSuppression ties) the lower index
-// comes first, as in ONNX's reference implementation.
+// Operators of a detector's post-processing, whose output shapes may depend
+// on the data: NonZero, GatherND, TopK, NonMaxSuppression, and the control
+// flow of If. The float interpreter runs them (calibration, --report, the
+// float model); the FIR holds static shapes only, so onnx2fir refuses a
+// graph with data-dependent shapes or, with --cut-postprocess, compiles it
+// up to them (formats/Frontend_IR_Format.md, end of section 3). Each
+// follows the ONNX operator definition; where ONNX leaves an order open
+// (TopK ties, NonMaxSuppression ties) the lower index comes first, as in
+// ONNX's reference implementation.
 #include <algorithm>
 #include <cmath>
 #include <numeric>
