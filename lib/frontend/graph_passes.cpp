@@ -1,6 +1,7 @@
 #include "frontend/graph_passes.hpp"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 
 #include "interp/float_interp.hpp"
@@ -294,7 +295,7 @@ bool sink_squeeze(Graph& g) {
       if (pi < 0 || !reshape_like(g.nodes[pi]) || cons[r].size() != 1 || is_graph_output(g, r)) continue;
       int x = g.nodes[pi].input(0);
       if (x < 0 || !g.value(x).has_shape || !g.value(r).has_shape || !g.value(n.outputs[0]).has_shape) continue;
-      const interp::Shape &xs = g.value(x).shape, &rs = g.value(r).shape;
+      const interp::Shape xs = g.value(x).shape, rs = g.value(r).shape;  // copies: add_value below may move them
       if (xs.size() <= rs.size() || g.value(n.outputs[0]).shape != rs) continue;
       size_t lead = xs.size() - rs.size();
       bool drops = std::equal(rs.begin(), rs.end(), xs.begin() + static_cast<long>(lead));
@@ -653,6 +654,138 @@ PostProcessing find_post_processing(const Graph& g) {
   return pp;
 }
 
+namespace {
+
+bool same_attribute(const interp::Attribute& a, const interp::Attribute& b) {
+  if (a.kind != b.kind || a.i != b.i || a.s != b.s || a.ints != b.ints || a.strings != b.strings) return false;
+  if (!(a.f == b.f) || a.floats != b.floats) return false;
+  if ((a.t == nullptr) != (b.t == nullptr) || a.g || b.g) return false;
+  return !a.t || (a.t->dtype == b.t->dtype && a.t->shape == b.t->shape && a.t->f == b.t->f && a.t->i == b.t->i);
+}
+
+bool same_constant(const Graph& g, int a, int b) {
+  if (a == b) return true;
+  if (a < 0 || b < 0 || !g.is_constant(a) || !g.is_constant(b)) return false;
+  const Tensor &x = g.constant(a), &y = g.constant(b);
+  return x.dtype == y.dtype && x.shape == y.shape && x.f == y.f && x.i == y.i;
+}
+
+// Node n (reading `cur` of shape [1, ...] as input 0) treats each sample
+// alone and can run on the whole batch as it is, or with its leading 1 made
+// the batch (Resize sizes, Reshape shape): the other inputs constant.
+bool per_sample(const Graph& g, const Node& n, int cur) {
+  static const std::set<std::string> unary = {"Relu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
+                                              "LeakyRelu", "Identity", "Exp", "Abs", "Neg"};
+  const auto& cs = g.value(cur).shape;
+  if (cs.empty() || cs[0] != 1 || n.outputs.size() != 1 || n.outputs[0] < 0 || !n.domain.empty()) return false;
+  const auto& os = g.value(n.outputs[0]).shape;
+  if (!g.value(n.outputs[0]).has_shape || os.empty() || os[0] != 1) return false;
+  for (size_t k = 1; k < n.inputs.size(); ++k)
+    if (n.inputs[k] >= 0 && !g.is_constant(n.inputs[k])) return false;
+  if (n.inputs.empty() || n.inputs[0] != cur) {
+    // a binary element-wise op may read the sample second
+    if (!(n.op == "Add" || n.op == "Mul") || n.inputs.size() != 2 || n.inputs[1] != cur || !g.is_constant(n.inputs[0]))
+      return false;
+  }
+  if (unary.count(n.op)) return true;
+  if (n.op == "Add" || n.op == "Sub" || n.op == "Mul" || n.op == "Div") {
+    int c = n.inputs[0] == cur ? n.inputs[1] : n.inputs[0];
+    const auto& s = g.constant(c).shape;
+    return s.size() < cs.size() || (s.size() == cs.size() && s[0] == 1);
+  }
+  if (n.op == "Reshape") return true;  // [1, ...] -> [1, ...]: the batch axis stays first
+  if (n.op == "Resize" && g.opset >= 11) {
+    int sizes = n.input(3), scales = n.input(2);
+    if (sizes >= 0 && g.constant(sizes).numel() > 0) return g.constant(sizes).at_int(0) == 1;
+    return scales >= 0 && g.constant(scales).numel() > 0 && g.constant(scales).at_double(0) == 1.0;
+  }
+  return false;
+}
+
+}  // namespace
+
+int merge_sample_branches(Graph& g) {
+  int merged = 0;
+  auto cons = g.consumers();
+  for (size_t si = 0; si < g.nodes.size(); ++si) {
+    const Node& sp = g.nodes[si];
+    if (sp.op != "Split" || sp.get_int("axis", 0) != 0 || sp.outputs.size() < 2) continue;
+    int x = sp.input(0);
+    if (x < 0 || !g.value(x).has_shape || g.value(x).shape.empty()) continue;
+    const int64_t N = g.value(x).shape[0];
+    if (N != static_cast<int64_t>(sp.outputs.size())) continue;
+    // Each piece's chain of single-reader per-sample nodes up to a common Concat.
+    std::vector<std::vector<int>> chains;
+    int concat = -1;
+    bool ok = true;
+    for (size_t i = 0; i < sp.outputs.size() && ok; ++i) {
+      int cur = sp.outputs[i];
+      std::vector<int> chain;
+      while (ok) {
+        if (cur < 0 || !g.value(cur).has_shape || cons[cur].size() != 1 || is_graph_output(g, cur)) {
+          ok = false;
+          break;
+        }
+        int c = cons[cur][0];
+        const Node& cn = g.nodes[static_cast<size_t>(c)];
+        if (cn.op == "Concat") {
+          int64_t r = static_cast<int64_t>(g.value(cur).shape.size());
+          int64_t axis = cn.get_int("axis", 0);
+          ok = (axis == 0 || axis == -r) && cn.inputs.size() == sp.outputs.size() && cn.inputs[i] == cur &&
+               (concat < 0 || concat == c);
+          concat = c;
+          break;
+        }
+        if (!per_sample(g, cn, cur)) {
+          ok = false;
+          break;
+        }
+        chain.push_back(c);
+        cur = cn.outputs[0];
+      }
+      chains.push_back(chain);
+    }
+    if (!ok || concat < 0) continue;
+    // The same nodes in every chain: operator, attributes, constants.
+    for (size_t i = 1; i < chains.size() && ok; ++i) {
+      ok = chains[i].size() == chains[0].size();
+      for (size_t k = 0; k < chains[0].size() && ok; ++k) {
+        const Node &a = g.nodes[static_cast<size_t>(chains[0][k])], &b = g.nodes[static_cast<size_t>(chains[i][k])];
+        ok = a.op == b.op && a.inputs.size() == b.inputs.size() && a.attrs.size() == b.attrs.size();
+        for (auto ia = a.attrs.begin(), ib = b.attrs.begin(); ok && ia != a.attrs.end(); ++ia, ++ib)
+          ok = ia->first == ib->first && same_attribute(ia->second, ib->second);
+        for (size_t j = 0; j < a.inputs.size() && ok; ++j) {
+          bool a_const = a.inputs[j] >= 0 && g.is_constant(a.inputs[j]);
+          ok = a_const ? same_constant(g, a.inputs[j], b.inputs[j]) : (b.inputs[j] < 0) == (a.inputs[j] < 0) && !g.is_constant(b.inputs[j]);
+        }
+      }
+    }
+    if (!ok) continue;
+    // Run chain 0 on the whole batch: its first node reads x, shapes and
+    // the batch entries of Resize sizes / Reshape shapes become N.
+    int cur = x;
+    for (int k : chains[0]) {
+      Node& n = g.nodes[static_cast<size_t>(k)];
+      for (auto& v : n.inputs)
+        if (v >= 0 && !g.is_constant(v) && g.value(v).producer != k) v = cur;
+      int batch_input = n.op == "Resize" ? 3 : n.op == "Reshape" ? 1 : -1;
+      if (batch_input >= 0 && n.input(batch_input) >= 0 && g.constant(n.input(batch_input)).numel() > 0) {
+        Tensor t = g.constant(n.input(batch_input));
+        t.i[0] = N;
+        n.inputs[static_cast<size_t>(batch_input)] = add_constant(g, n.name + "_batch", std::move(t));
+      }
+      g.value(n.outputs[0]).shape[0] = N;
+      cur = n.outputs[0];
+    }
+    Node& cc = g.nodes[static_cast<size_t>(concat)];
+    cc.inputs = {cur};  // a Concat of one input: removed as a no-op
+    ++merged;
+    g.relink();
+    cons = g.consumers();
+  }
+  return merged;
+}
+
 int squeeze_gathers(Graph& g) {
   int changed = 0;
   for (auto& n : g.nodes) {
@@ -720,6 +853,12 @@ void simplify(Graph& g) {
   }
   remove_noops(g);
   if (squeeze_gathers(g) > 0) {
+    g.prune();
+    simplify_layout(g);
+    g.prune();
+  }
+  remove_noops(g);
+  if (merge_sample_branches(g) > 0) {
     g.prune();
     simplify_layout(g);
     g.prune();

@@ -42,6 +42,13 @@ int pads_to_conv(interp::Graph& g);
 // index (images[0] of a batch of one) into a Reshape. Returns the number.
 int squeeze_gathers(interp::Graph& g);
 
+// A Split of the batch into its samples, each sample through the same
+// chain of per-sample nodes (element-wise by constants, Resize, Reshape
+// keeping the batch axis first), and a Concat of the results along the
+// batch in order (torchvision's detection transform at batch > 1) becomes
+// that chain on the whole batch. Returns the number merged.
+int merge_sample_branches(interp::Graph& g);
+
 // Runs the float interpreter once on zero inputs when some computed tensor
 // still lacks a static shape, and records every shape. Returns true if it ran.
 bool complete_shapes(interp::Graph& g);

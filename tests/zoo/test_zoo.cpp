@@ -52,9 +52,6 @@ struct Net {
   // onnx2fir --cut-postprocess: a detector compiled up to its data-dependent
   // post-processing (the heads' outputs are the FIR's outputs).
   bool cut_postprocess = false;
-  // Why the chain refuses the network at batch 4 (the case is skipped, with
-  // this reason); empty when it runs.
-  const char* refused_at_batch4 = "";
 };
 
 const Net kNets[] = {
@@ -165,11 +162,9 @@ const Net kNets[] = {
     // SSDlite: backbone and heads on the chip; its box decoding, score
     // thresholds, TopK and NMS (NonZero, GatherND, TopK, If) are cut off. The
     // export writes the batch into the graph (the image list, the per-image
+    // transform, whose branches onnx2fir merges into one on the batch, and
     // post-processing).
-    {"ssdlite320_mobilenet_v3_large", Kind::Torchvision, true, true,
-     "torchvision's detection transform normalises and resizes each image of the batch apart (a split of the batch "
-     "and a concat on the host, accelerator layers at batch 1 between): gemini refuses accelerator layers whose batch "
-     "differs from the network's"},
+    {"ssdlite320_mobilenet_v3_large", Kind::Torchvision, true, true},
 };
 const std::string kArchs[] = {"zebu-1core", "chip-64tops"};
 
@@ -232,10 +227,6 @@ struct Prepared {
 // the set's expected output (the INT8 model is an approximation).
 Prepared prepare(const Net& n, int batch) {
   Prepared p;
-  if (batch == 4 && *n.refused_at_batch4) {
-    p.skipped = n.refused_at_batch4;
-    return p;
-  }
   std::string path = model_path(n, batch);
   try {
     std::vector<std::pair<std::string, std::string>> constants;
