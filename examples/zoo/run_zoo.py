@@ -54,7 +54,8 @@ TORCHVISION = ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "regnet_
                "squeezenet1_1", "googlenet", "densenet121", "shufflenet_v2_x1_0", "alexnet", "vgg11",
                "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50",
                "tiny_unet",  # tiny_unet: export_torchvision.py's own small U-Net (ConvTranspose2d, reflect padding)
-               "convnext_tiny", "vit_b_16"]
+               "convnext_tiny", "vit_b_16",
+               "ssdlite320_mobilenet_v3_large"]  # up to its post-processing (ONNX2FIR_ARGS)
 TFLITE = ["mobilenet_v2_quantized_1x3x224x224", "person_detect", "hello_world_int8"]
 ONNX_TESTS = ["test_Conv2d", "test_Conv2d_strided", "test_Conv2d_padding", "test_Conv2d_depthwise",
               "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided", "test_Conv2d_depthwise_with_multiplier",
@@ -303,7 +304,12 @@ class Runner:
 # torch's export writes the batch into these models (ShuffleNetV2's channel
 # shuffle reshapes to a constant [1, 2, C/2, H, W], ViT's attention to
 # [T, N*H, D/H]): exported at each batch instead of resized by onnx2fir --batch.
-EXPORT_AT_BATCH = {"shufflenet_v2_x1_0", "vit_b_16"}
+EXPORT_AT_BATCH = {"shufflenet_v2_x1_0", "vit_b_16", "ssdlite320_mobilenet_v3_large"}
+
+# onnx2fir options of a network: SSDlite's box decoding, score thresholds,
+# TopK and NMS have data-dependent shapes; --cut-postprocess compiles it up
+# to them (the FIR's outputs are the heads' outputs).
+ONNX2FIR_ARGS = {"ssdlite320_mobilenet_v3_large": ["--cut-postprocess"]}
 
 
 def export_model(r, net, batch=1):
@@ -339,7 +345,7 @@ def compile_fir(r, net, batch, case_dir):
     fir_path = os.path.join(case_dir, net.name + ".fir.json")
     data = os.path.join(case_dir, "data")
     cmd = [r.tool("onnx2fir"), model, "--batch", str(batch), "--calib-random", "8", "--data-dir", "data",
-           "-o", os.path.basename(fir_path), "--quiet"]
+           "-o", os.path.basename(fir_path), "--quiet"] + ONNX2FIR_ARGS.get(net.name, [])
     if net.kind == "onnx-node":
         # The operator's parameters (inputs 1, 2, ... of the test set) as constants.
         k = 1

@@ -1,6 +1,7 @@
 #include "frontend/graph_passes.hpp"
 
 #include <algorithm>
+#include <set>
 #include <cmath>
 
 #include "interp/float_interp.hpp"
@@ -130,6 +131,18 @@ int remove_noops(Graph& g) {
     } else if (n.op == "Reshape" || n.op == "Flatten" || n.op == "Squeeze" || n.op == "Unsqueeze") {
       noop = in >= 0 && out >= 0 && g.value(in).has_shape && g.value(out).has_shape &&
              g.value(in).shape == g.value(out).shape;
+    } else if ((n.op == "Concat" && n.input_count() == 1) || (n.op == "Split" && n.outputs.size() == 1)) {
+      // Concatenating one tensor, splitting into one piece.
+      noop = in >= 0 && out >= 0 && g.value(in).has_shape && g.value(out).has_shape &&
+             g.value(in).shape == g.value(out).shape;
+    } else if (n.op == "Pad" && g.opset >= 11) {
+      // Padding by nothing, in any mode (torchvision's detection transform
+      // pads each image to a size multiple, here by zero).
+      int pads = n.input(1);
+      noop = in >= 0 && out >= 0 && pads >= 0 && g.is_constant(pads) && g.value(in).has_shape &&
+             g.value(out).has_shape && g.value(in).shape == g.value(out).shape;
+      if (noop)
+        for (int64_t v : g.constant(pads).to_ints()) noop = noop && v == 0;
     }
     // A graph output keeps its producer so the output name stays meaningful
     // unless the input is computed (then the output is simply rewired): a
@@ -272,6 +285,60 @@ void make_reshape(Graph& g, Node& n, int x, int out) {
   n.inputs = {x, sv};
 }
 
+// One rewrite of Op(R(x), c) into R(Op(x, c')), where R is a reshape that
+// only drops leading axes of size 1, Op an element-wise Add/Sub/Mul/Div and
+// c a constant (c' is c with those axes put back in front): torchvision's
+// detection transform normalises images[0] of a batch of one this way, and
+// the chip keeps the network's batch as axis 0. R is then next to the
+// reshape after, with which it collapses. False when there is none.
+bool sink_squeeze(Graph& g) {
+  auto cons = g.consumers();
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    Node& n = g.nodes[k];
+    if (n.op != "Add" && n.op != "Sub" && n.op != "Mul" && n.op != "Div") continue;
+    if (n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0] < 0) continue;
+    for (int side = 0; side < 2; ++side) {
+      int r = n.inputs[side], c = n.inputs[1 - side];
+      if (r < 0 || c < 0 || !g.is_constant(c) || g.is_constant(r)) continue;
+      int pi = g.value(r).producer;
+      if (pi < 0 || !reshape_like(g.nodes[pi]) || cons[r].size() != 1 || is_graph_output(g, r)) continue;
+      int x = g.nodes[pi].input(0);
+      if (x < 0 || !g.value(x).has_shape || !g.value(r).has_shape || !g.value(n.outputs[0]).has_shape) continue;
+      const interp::Shape xs = g.value(x).shape, rs = g.value(r).shape;  // copies: add_value below may move them
+      if (xs.size() <= rs.size() || g.value(n.outputs[0]).shape != rs) continue;
+      size_t lead = xs.size() - rs.size();
+      bool drops = std::equal(rs.begin(), rs.end(), xs.begin() + static_cast<long>(lead));
+      for (size_t d = 0; d < lead; ++d) drops = drops && xs[d] == 1;
+      const Tensor& ct = g.constant(c);
+      if (!drops || ct.shape.size() > rs.size()) continue;
+      Tensor c2 = ct;
+      c2.shape.insert(c2.shape.begin(), xs.size() - ct.shape.size(), 1);
+      int cv = add_constant(g, g.value(c).name + "_lifted", std::move(c2));
+      interp::Value mid;
+      mid.name = g.unique_name(g.value(n.outputs[0]).name + "_lifted");
+      mid.dtype = g.value(n.outputs[0]).dtype;
+      mid.shape = xs;
+      mid.has_shape = true;
+      int mv = g.add_value(std::move(mid));
+      int out = n.outputs[0];
+      Node& rn = g.nodes[static_cast<size_t>(pi)];
+      n.inputs[side] = x;
+      n.inputs[1 - side] = cv;
+      n.outputs[0] = mv;
+      make_reshape(g, rn, mv, out);
+      rn.outputs = {out};
+      rn.name += "_after";
+      g.value(r).producer = -1;
+      // The reshape now reads the operation: swap their places (nothing
+      // between them reads the reshape's old output, only n did).
+      std::swap(g.nodes[static_cast<size_t>(pi)], g.nodes[k]);
+      g.relink();
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 int simplify_layout(Graph& g) {
@@ -280,6 +347,11 @@ int simplify_layout(Graph& g) {
   while (again) {
     again = false;
     g.relink();
+    if (sink_squeeze(g)) {
+      ++changed;
+      again = true;
+      continue;
+    }
     for (auto& n : g.nodes) {
       int x = n.input(0);
       if (x < 0 || n.outputs.empty() || n.outputs[0] < 0) continue;
@@ -538,11 +610,215 @@ int pads_to_conv(Graph& g) {
   return made;
 }
 
+std::vector<char> dynamic_values(const Graph& g) {
+  std::vector<char> dyn(g.values.size(), 0);
+  for (const auto& n : g.nodes) {
+    bool d = interp::data_dependent_shape(n);
+    for (int v : n.inputs) d = d || (v >= 0 && dyn[v]);
+    if (d)
+      for (int v : n.outputs)
+        if (v >= 0) dyn[v] = 1;
+  }
+  return dyn;
+}
+
+PostProcessing find_post_processing(const Graph& g) {
+  PostProcessing pp;
+  std::vector<char> dyn = dynamic_values(g);
+  std::vector<char> in(g.nodes.size(), 0);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    const Node& n = g.nodes[k];
+    bool d = interp::data_dependent_shape(n);
+    if (d && pp.first.empty()) pp.first = "node '" + n.name + "' (" + n.op + ")";
+    for (int v : n.inputs) d = d || (v >= 0 && dyn[v]);
+    in[k] = d;
+  }
+  if (pp.first.empty()) return pp;
+  // Grow backwards over nodes that only it reads (not the PE array's work).
+  auto cons = g.consumers();
+  for (size_t k = g.nodes.size(); k-- > 0;) {
+    const Node& n = g.nodes[k];
+    if (in[k] || n.op == "Conv" || n.op == "ConvTranspose" || n.op == "Gemm" || n.op == "MatMul") continue;
+    bool only = !n.outputs.empty();
+    for (int v : n.outputs) {
+      if (v < 0) continue;
+      if (is_graph_output(g, v) || cons[v].empty()) only = false;
+      for (int c : cons[v]) only = only && in[c];
+    }
+    if (only) in[k] = 1;
+  }
+  std::vector<char> read(g.values.size(), 0);
+  for (size_t k = 0; k < g.nodes.size(); ++k) {
+    if (!in[k]) continue;
+    pp.nodes.push_back(static_cast<int>(k));
+    for (int v : g.nodes[k].inputs)
+      if (v >= 0 && !g.is_constant(v) && (g.value(v).producer < 0 || !in[g.value(v).producer])) read[v] = 1;
+  }
+  for (size_t v = 0; v < read.size(); ++v)
+    if (read[v]) pp.inputs.push_back(static_cast<int>(v));
+  return pp;
+}
+
+namespace {
+
+bool same_attribute(const interp::Attribute& a, const interp::Attribute& b) {
+  if (a.kind != b.kind || a.i != b.i || a.s != b.s || a.ints != b.ints || a.strings != b.strings) return false;
+  if (!(a.f == b.f) || a.floats != b.floats) return false;
+  if ((a.t == nullptr) != (b.t == nullptr) || a.g || b.g) return false;
+  return !a.t || (a.t->dtype == b.t->dtype && a.t->shape == b.t->shape && a.t->f == b.t->f && a.t->i == b.t->i);
+}
+
+bool same_constant(const Graph& g, int a, int b) {
+  if (a == b) return true;
+  if (a < 0 || b < 0 || !g.is_constant(a) || !g.is_constant(b)) return false;
+  const Tensor &x = g.constant(a), &y = g.constant(b);
+  return x.dtype == y.dtype && x.shape == y.shape && x.f == y.f && x.i == y.i;
+}
+
+// Node n (reading `cur` of shape [1, ...] as input 0) treats each sample
+// alone and can run on the whole batch as it is, or with its leading 1 made
+// the batch (Resize sizes, Reshape shape): the other inputs constant.
+bool per_sample(const Graph& g, const Node& n, int cur) {
+  static const std::set<std::string> unary = {"Relu", "Clip", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish",
+                                              "LeakyRelu", "Identity", "Exp", "Abs", "Neg"};
+  const auto& cs = g.value(cur).shape;
+  if (cs.empty() || cs[0] != 1 || n.outputs.size() != 1 || n.outputs[0] < 0 || !n.domain.empty()) return false;
+  const auto& os = g.value(n.outputs[0]).shape;
+  if (!g.value(n.outputs[0]).has_shape || os.empty() || os[0] != 1) return false;
+  for (size_t k = 1; k < n.inputs.size(); ++k)
+    if (n.inputs[k] >= 0 && !g.is_constant(n.inputs[k])) return false;
+  if (n.inputs.empty() || n.inputs[0] != cur) {
+    // a binary element-wise op may read the sample second
+    if (!(n.op == "Add" || n.op == "Mul") || n.inputs.size() != 2 || n.inputs[1] != cur || !g.is_constant(n.inputs[0]))
+      return false;
+  }
+  if (unary.count(n.op)) return true;
+  if (n.op == "Add" || n.op == "Sub" || n.op == "Mul" || n.op == "Div") {
+    int c = n.inputs[0] == cur ? n.inputs[1] : n.inputs[0];
+    const auto& s = g.constant(c).shape;
+    return s.size() < cs.size() || (s.size() == cs.size() && s[0] == 1);
+  }
+  if (n.op == "Reshape") return true;  // [1, ...] -> [1, ...]: the batch axis stays first
+  if (n.op == "Resize" && g.opset >= 11) {
+    int sizes = n.input(3), scales = n.input(2);
+    if (sizes >= 0 && g.constant(sizes).numel() > 0) return g.constant(sizes).at_int(0) == 1;
+    return scales >= 0 && g.constant(scales).numel() > 0 && g.constant(scales).at_double(0) == 1.0;
+  }
+  return false;
+}
+
+}  // namespace
+
+int merge_sample_branches(Graph& g) {
+  int merged = 0;
+  auto cons = g.consumers();
+  for (size_t si = 0; si < g.nodes.size(); ++si) {
+    const Node& sp = g.nodes[si];
+    if (sp.op != "Split" || sp.get_int("axis", 0) != 0 || sp.outputs.size() < 2) continue;
+    int x = sp.input(0);
+    if (x < 0 || !g.value(x).has_shape || g.value(x).shape.empty()) continue;
+    const int64_t N = g.value(x).shape[0];
+    if (N != static_cast<int64_t>(sp.outputs.size())) continue;
+    // Each piece's chain of single-reader per-sample nodes up to a common Concat.
+    std::vector<std::vector<int>> chains;
+    int concat = -1;
+    bool ok = true;
+    for (size_t i = 0; i < sp.outputs.size() && ok; ++i) {
+      int cur = sp.outputs[i];
+      std::vector<int> chain;
+      while (ok) {
+        if (cur < 0 || !g.value(cur).has_shape || cons[cur].size() != 1 || is_graph_output(g, cur)) {
+          ok = false;
+          break;
+        }
+        int c = cons[cur][0];
+        const Node& cn = g.nodes[static_cast<size_t>(c)];
+        if (cn.op == "Concat") {
+          int64_t r = static_cast<int64_t>(g.value(cur).shape.size());
+          int64_t axis = cn.get_int("axis", 0);
+          ok = (axis == 0 || axis == -r) && cn.inputs.size() == sp.outputs.size() && cn.inputs[i] == cur &&
+               (concat < 0 || concat == c);
+          concat = c;
+          break;
+        }
+        if (!per_sample(g, cn, cur)) {
+          ok = false;
+          break;
+        }
+        chain.push_back(c);
+        cur = cn.outputs[0];
+      }
+      chains.push_back(chain);
+    }
+    if (!ok || concat < 0) continue;
+    // The same nodes in every chain: operator, attributes, constants.
+    for (size_t i = 1; i < chains.size() && ok; ++i) {
+      ok = chains[i].size() == chains[0].size();
+      for (size_t k = 0; k < chains[0].size() && ok; ++k) {
+        const Node &a = g.nodes[static_cast<size_t>(chains[0][k])], &b = g.nodes[static_cast<size_t>(chains[i][k])];
+        ok = a.op == b.op && a.inputs.size() == b.inputs.size() && a.attrs.size() == b.attrs.size();
+        for (auto ia = a.attrs.begin(), ib = b.attrs.begin(); ok && ia != a.attrs.end(); ++ia, ++ib)
+          ok = ia->first == ib->first && same_attribute(ia->second, ib->second);
+        for (size_t j = 0; j < a.inputs.size() && ok; ++j) {
+          bool a_const = a.inputs[j] >= 0 && g.is_constant(a.inputs[j]);
+          ok = a_const ? same_constant(g, a.inputs[j], b.inputs[j]) : (b.inputs[j] < 0) == (a.inputs[j] < 0) && !g.is_constant(b.inputs[j]);
+        }
+      }
+    }
+    if (!ok) continue;
+    // Run chain 0 on the whole batch: its first node reads x, shapes and
+    // the batch entries of Resize sizes / Reshape shapes become N.
+    int cur = x;
+    for (int k : chains[0]) {
+      Node& n = g.nodes[static_cast<size_t>(k)];
+      for (auto& v : n.inputs)
+        if (v >= 0 && !g.is_constant(v) && g.value(v).producer != k) v = cur;
+      int batch_input = n.op == "Resize" ? 3 : n.op == "Reshape" ? 1 : -1;
+      if (batch_input >= 0 && n.input(batch_input) >= 0 && g.constant(n.input(batch_input)).numel() > 0) {
+        Tensor t = g.constant(n.input(batch_input));
+        t.i[0] = N;
+        n.inputs[static_cast<size_t>(batch_input)] = add_constant(g, n.name + "_batch", std::move(t));
+      }
+      g.value(n.outputs[0]).shape[0] = N;
+      cur = n.outputs[0];
+    }
+    Node& cc = g.nodes[static_cast<size_t>(concat)];
+    cc.inputs = {cur};  // a Concat of one input: removed as a no-op
+    ++merged;
+    g.relink();
+    cons = g.consumers();
+  }
+  return merged;
+}
+
+int squeeze_gathers(Graph& g) {
+  int changed = 0;
+  for (auto& n : g.nodes) {
+    int x = n.input(0), out = n.outputs.empty() ? -1 : n.outputs[0];
+    if (n.op != "Gather" || x < 0 || out < 0 || !g.value(x).has_shape || !g.value(out).has_shape ||
+        !g.is_constant(n.input(1)) || g.constant(n.input(1)).rank() != 0 || g.value(x).shape.empty())
+      continue;
+    const auto& xs = g.value(x).shape;
+    int64_t r = static_cast<int64_t>(xs.size());
+    int64_t axis = n.get_int("axis", 0);
+    if (axis < 0) axis += r;
+    int64_t idx = g.constant(n.input(1)).at_int(0);
+    if (axis < 0 || axis >= r || xs[axis] != 1 || (idx != 0 && idx != -1)) continue;
+    make_reshape(g, n, x, out);
+    ++changed;
+  }
+  if (changed) g.relink();
+  return changed;
+}
+
 bool complete_shapes(Graph& g) {
+  // Shapes that depend on the data are not recorded: the zero input would
+  // give them one value of many.
+  std::vector<char> dyn = dynamic_values(g);
   bool missing = false;
   for (const auto& n : g.nodes)
     for (int v : n.outputs)
-      if (v >= 0 && !g.value(v).has_shape) missing = true;
+      if (v >= 0 && !g.value(v).has_shape && !dyn[v]) missing = true;
   if (!missing) return false;
   std::vector<Tensor> inputs;
   for (int v : g.inputs) {
@@ -554,6 +830,7 @@ bool complete_shapes(Graph& g) {
   }
   interp::FloatInterpreter fi(g);
   fi.run(inputs, [&](int v, const Tensor& t) {
+    if (dyn[v]) return;
     auto& val = g.value(v);
     val.shape = t.shape;
     val.has_shape = true;
@@ -1170,6 +1447,18 @@ void simplify(Graph& g) {
   if (sink_transposes(g) > 0) g.prune();
   fold_conv_affine(g);
   simplify_layout(g);
+  remove_noops(g);
+  if (squeeze_gathers(g) > 0) {
+    g.prune();
+    simplify_layout(g);
+    g.prune();
+  }
+  remove_noops(g);
+  if (merge_sample_branches(g) > 0) {
+    g.prune();
+    simplify_layout(g);
+    g.prune();
+  }
   remove_noops(g);
   g.prune();
 }

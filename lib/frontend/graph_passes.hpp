@@ -12,8 +12,9 @@ namespace cct::frontend {
 // Returns the number of nodes folded.
 int fold_constants(interp::Graph& g);
 
-// Removes Identity, inference-mode Dropout, and Reshape/Flatten/Squeeze/
-// Unsqueeze nodes that do not change the shape, rewiring their readers.
+// Removes Identity, inference-mode Dropout, Reshape/Flatten/Squeeze/
+// Unsqueeze nodes that do not change the shape and Pads by zero, rewiring
+// their readers.
 int remove_noops(interp::Graph& g);
 
 // Folds BatchNormalization into the Conv (or Gemm) that feeds it when that
@@ -63,9 +64,37 @@ int batch_first_dense(interp::Graph& g);
 // ConvNeXt's layer scale. Returns the number folded.
 int fold_conv_affine(interp::Graph& g);
 
+// Turns a Gather of the one element of an axis of size 1 by a scalar
+// index (images[0] of a batch of one) into a Reshape. Returns the number.
+int squeeze_gathers(interp::Graph& g);
+
+// A Split of the batch into its samples, each sample through the same
+// chain of per-sample nodes (element-wise by constants, Resize, Reshape
+// keeping the batch axis first), and a Concat of the results along the
+// batch in order (torchvision's detection transform at batch > 1) becomes
+// that chain on the whole batch. Returns the number merged.
+int merge_sample_branches(interp::Graph& g);
+
 // Runs the float interpreter once on zero inputs when some computed tensor
 // still lacks a static shape, and records every shape. Returns true if it ran.
 bool complete_shapes(interp::Graph& g);
+
+// Per value: 1 when its shape depends on the data (an output of a
+// data-dependent operator such as NonZero, or computed from one).
+std::vector<char> dynamic_values(const interp::Graph& g);
+
+// The post-processing of a network: the nodes with data-dependent shapes
+// (interp::data_dependent_shape) and everything computed from them, plus the
+// nodes before them whose every result only they read, up to (not
+// including) the convolutions and matmuls. `inputs` are the values it reads
+// from the rest of the graph (no constants), in value order. Empty when the
+// graph has no data-dependent operator.
+struct PostProcessing {
+  std::vector<int> nodes;   // node indices, in node order
+  std::vector<int> inputs;  // values read from outside it
+  std::string first;        // "node 'x' (NonZero)": its first data-dependent node
+};
+PostProcessing find_post_processing(const interp::Graph& g);
 
 // All of the above in order, then prunes dead nodes.
 void simplify(interp::Graph& g);

@@ -5,6 +5,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <algorithm>
+#include <functional>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -204,6 +205,122 @@ interp::Attribute convert_attribute(const onnx::AttributeProto& a, const std::st
   return out;
 }
 
+// Subgraphs (If's branches) -------------------------------------------------
+
+void set_value_type(const onnx::ValueInfoProto& vi, interp::Value& v);
+
+// Converts a subgraph. Names it reads that it does not define are values of
+// an enclosing graph: each becomes an input of the subgraph (after its own
+// formal inputs) and is listed in `captures`, in order of first use.
+std::shared_ptr<Graph> convert_subgraph(const onnx::GraphProto& sg, const std::string& where, const std::string& base_dir,
+                                        int opset, std::vector<std::string>& captures);
+
+// The graph attributes of `np` into `node`; the outer values they read are
+// appended to node.inputs through `value_for` (same order as each
+// subgraph's captured inputs, which are aligned to one list).
+void convert_graph_attributes(const onnx::NodeProto& np, interp::Node& node, const std::string& where,
+                              const std::string& base_dir, int opset,
+                              const std::function<int(const std::string&)>& value_for) {
+  std::vector<std::string> captures;
+  std::vector<std::pair<std::string, std::shared_ptr<Graph>>> subs;
+  for (const auto& a : np.attribute()) {
+    if (a.type() != onnx::AttributeProto::GRAPH) continue;
+    subs.emplace_back(a.name(), convert_subgraph(a.g(), where + " attribute '" + a.name() + "'", base_dir, opset, captures));
+  }
+  for (auto& [aname, g] : subs) {
+    size_t formal = static_cast<size_t>(g->inputs.size());
+    for (int v : g->inputs)
+      if (std::find(captures.begin(), captures.end(), g->value(v).name) != captures.end()) --formal;
+    std::vector<int> ins(g->inputs.begin(), g->inputs.begin() + static_cast<long>(formal));
+    for (const auto& c : captures) {
+      int v = g->find(c);
+      if (v < 0 || std::find(g->inputs.begin(), g->inputs.end(), v) == g->inputs.end()) {
+        interp::Value val;
+        val.name = v < 0 ? c : g->unique_name(c);
+        v = g->add_value(std::move(val));
+      }
+      ins.push_back(v);
+    }
+    g->inputs = std::move(ins);
+    interp::Attribute at;
+    at.kind = interp::Attribute::Kind::Graph;
+    at.g = g;
+    node.attrs[aname] = std::move(at);
+  }
+  for (const auto& c : captures) node.inputs.push_back(value_for(c));
+}
+
+std::shared_ptr<Graph> convert_subgraph(const onnx::GraphProto& sg, const std::string& where, const std::string& base_dir,
+                                        int opset, std::vector<std::string>& captures) {
+  auto graph = std::make_shared<Graph>();
+  Graph& g = *graph;
+  g.source = where;
+  g.opset = opset;
+  for (const auto& init : sg.initializer()) {
+    interp::Value v;
+    v.name = init.name();
+    auto t = std::make_shared<Tensor>(convert_tensor(init, where, base_dir));
+    v.dtype = t->dtype;
+    v.shape = t->shape;
+    v.has_shape = true;
+    v.constant = std::move(t);
+    if (g.find(v.name) < 0) g.add_value(std::move(v));
+  }
+  for (const auto& in : sg.input()) {
+    if (g.find(in.name()) >= 0) continue;
+    interp::Value v;
+    v.name = in.name();
+    set_value_type(in, v);
+    g.inputs.push_back(g.add_value(std::move(v)));
+  }
+  std::map<std::string, const onnx::ValueInfoProto*> infos;
+  for (const auto& vi : sg.value_info()) infos[vi.name()] = &vi;
+  for (const auto& vi : sg.output()) infos[vi.name()] = &vi;
+  auto value_for = [&](const std::string& vname) -> int {
+    if (vname.empty()) return -1;
+    int id = g.find(vname);
+    if (id >= 0) return id;
+    // An outer value: a new input of this subgraph.
+    interp::Value v;
+    v.name = vname;
+    id = g.add_value(std::move(v));
+    g.inputs.push_back(id);
+    if (std::find(captures.begin(), captures.end(), vname) == captures.end()) captures.push_back(vname);
+    return id;
+  };
+  std::map<std::string, int> name_count;
+  for (int k = 0; k < sg.node_size(); ++k) {
+    const auto& np = sg.node(k);
+    interp::Node node;
+    node.op = np.op_type();
+    node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+    node.source_index = k;
+    node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(k) : np.name();
+    if (name_count[node.name]++) node.name += "_" + std::to_string(k);
+    std::string nw = where + ": node '" + node.name + "'";
+    for (const auto& a : np.attribute())
+      if (a.type() != onnx::AttributeProto::GRAPH)
+        node.attrs[a.name()] = convert_attribute(a, nw + " attribute '" + a.name() + "'", base_dir);
+    for (const auto& in : np.input()) node.inputs.push_back(value_for(in));
+    convert_graph_attributes(np, node, nw, base_dir, opset, value_for);
+    for (const auto& out : np.output()) {
+      if (out.empty()) {
+        node.outputs.push_back(-1);
+        continue;
+      }
+      interp::Value v;
+      v.name = out;
+      if (auto it = infos.find(out); it != infos.end()) set_value_type(*it->second, v);
+      if (g.find(out) >= 0) throw_input_error(where + ": tensor '" + out + "' is produced twice");
+      node.outputs.push_back(g.add_value(std::move(v)));
+    }
+    g.nodes.push_back(std::move(node));
+  }
+  for (const auto& out : sg.output()) g.outputs.push_back(value_for(out.name()));
+  g.relink();
+  return graph;
+}
+
 // Static shape from a TypeProto; false when any dimension is symbolic or unknown.
 bool static_shape(const onnx::TypeProto& tp, Shape& out, std::string* text = nullptr) {
   out.clear();
@@ -226,6 +343,15 @@ bool static_shape(const onnx::TypeProto& tp, Shape& out, std::string* text = nul
   }
   if (text) *text = s + "]";
   return ok;
+}
+
+void set_value_type(const onnx::ValueInfoProto& vi, interp::Value& v) {
+  if (vi.type().has_tensor_type()) v.dtype = dtype_of(vi.type().tensor_type().elem_type());
+  Shape s;
+  if (static_shape(vi.type(), s)) {
+    v.shape = s;
+    v.has_shape = true;
+  }
 }
 
 void set_shape(onnx::TypeProto* tp, const Shape& s) {
@@ -433,14 +559,7 @@ interp::Graph import_onnx_bytes(const std::string& bytes, const std::string& nam
     v.constant = std::move(t);
     graph.add_value(std::move(v));
   }
-  auto type_of = [&](const onnx::ValueInfoProto& vi, interp::Value& v) {
-    if (vi.type().has_tensor_type()) v.dtype = dtype_of(vi.type().tensor_type().elem_type());
-    Shape s;
-    if (static_shape(vi.type(), s)) {
-      v.shape = s;
-      v.has_shape = true;
-    }
-  };
+  auto type_of = [&](const onnx::ValueInfoProto& vi, interp::Value& v) { set_value_type(vi, v); };
   for (const auto& in : gp.input()) {
     if (init_names.count(in.name())) continue;
     interp::Value v;
@@ -468,8 +587,11 @@ interp::Graph import_onnx_bytes(const std::string& bytes, const std::string& nam
     node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(k) : np.name();
     if (name_count[node.name]++) node.name += "_" + std::to_string(k);
     for (const auto& a : np.attribute())
-      node.attrs[a.name()] = convert_attribute(a, name + ": node '" + node.name + "' attribute '" + a.name() + "'", base_dir);
+      if (a.type() != onnx::AttributeProto::GRAPH)
+        node.attrs[a.name()] = convert_attribute(a, name + ": node '" + node.name + "' attribute '" + a.name() + "'", base_dir);
     for (const auto& in : np.input()) node.inputs.push_back(value_for(in, "node '" + node.name + "'"));
+    convert_graph_attributes(np, node, name + ": node '" + node.name + "'", base_dir, opset,
+                             [&](const std::string& c) { return value_for(c, "node '" + node.name + "' (a subgraph)"); });
     for (const auto& out : np.output()) {
       if (out.empty()) {
         node.outputs.push_back(-1);

@@ -186,6 +186,37 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
   check_tensor_sizes(graph);
   simplify(graph);
   check_tensor_sizes(graph);  // shapes completed by running the graph
+  if (PostProcessing pp = find_post_processing(graph); !pp.nodes.empty()) {
+    std::map<std::string, int> ops;
+    for (int k : pp.nodes) ++ops[graph.nodes[static_cast<size_t>(k)].op];
+    std::string op_list;
+    for (const auto& [op, n] : ops) op_list += (op_list.empty() ? "" : ", ") + op + " x" + std::to_string(n);
+    std::string in_list;
+    for (int v : pp.inputs) in_list += (in_list.empty() ? "'" : ", '") + graph.value(v).name + "' " +
+                                       interp::shape_str(graph.value(v).shape);
+    const std::string what = std::to_string(pp.nodes.size()) + " node(s) of post-processing from " + pp.first +
+                             " on (" + op_list + ")";
+    if (!opt.cut_postprocess)
+      throw_input_error(graph.source + ": " + what +
+                        " have data-dependent shapes, which the FIR cannot express; --cut-postprocess compiles the "
+                        "network up to their inputs (" + in_list + ") and leaves them out");
+    std::vector<int> outs;
+    std::set<int> cut(pp.nodes.begin(), pp.nodes.end());
+    for (int v : graph.outputs)
+      if (graph.value(v).producer < 0 || !cut.count(graph.value(v).producer)) outs.push_back(v);
+    std::string dropped;
+    for (int v : graph.outputs)
+      if (std::find(outs.begin(), outs.end(), v) == outs.end()) dropped += (dropped.empty() ? "'" : ", '") + graph.value(v).name + "'";
+    for (int v : pp.inputs)
+      if (std::find(outs.begin(), outs.end(), v) == outs.end()) outs.push_back(v);
+    res.cut_off.push_back("cut off (--cut-postprocess): " + what + ", computing output(s) " + dropped);
+    res.cut_off.push_back("the FIR's outputs are instead its inputs: " + in_list);
+    for (const auto& c : res.cut_off) res.notes.push_back(c);
+    graph.outputs = outs;
+    graph.prune();
+    if (graph.outputs.empty() || dynamic_values(graph) != std::vector<char>(graph.values.size(), 0))
+      throw Error(kExitInternal, graph.source + ": cutting off the post-processing left no static graph");
+  }
   LowerOptions lo;
   lo.output_dtype = opt.output_dtype;
   LoweredModel m = lower(graph, lo);

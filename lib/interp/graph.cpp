@@ -35,6 +35,11 @@ std::vector<float> Node::get_floats(const std::string& a, std::vector<float> dfl
   return it == attrs.end() ? dflt : it->second.floats;
 }
 
+const Graph* Node::get_graph(const std::string& a) const {
+  auto it = attrs.find(a);
+  return it == attrs.end() ? nullptr : it->second.g.get();
+}
+
 int Node::input_count() const {
   return static_cast<int>(std::count_if(inputs.begin(), inputs.end(), [](int v) { return v >= 0; }));
 }

@@ -36,8 +36,14 @@ struct Value {
   std::shared_ptr<const PresetQuant> preset;  // quantization given by the source model, if any
 };
 
+class Graph;
+
 struct Attribute {
-  enum class Kind : uint8_t { Int, Float, String, Ints, Floats, Strings, Tensor, Other };
+  // Graph: a subgraph (If's branches). The importer turns the outer-scope
+  // values a subgraph reads into explicit inputs of its node, after the
+  // node's own inputs, and into the subgraph's `inputs` in the same order,
+  // so a subgraph refers to nothing outside itself.
+  enum class Kind : uint8_t { Int, Float, String, Ints, Floats, Strings, Tensor, Graph, Other };
   Kind kind = Kind::Other;
   int64_t i = 0;
   float f = 0.0f;
@@ -46,6 +52,7 @@ struct Attribute {
   std::vector<float> floats;
   std::vector<std::string> strings;
   std::shared_ptr<const interp::Tensor> t;
+  std::shared_ptr<const Graph> g;
 };
 
 struct Node {
@@ -63,6 +70,8 @@ struct Node {
   std::string get_string(const std::string& a, const std::string& dflt) const;
   std::vector<int64_t> get_ints(const std::string& a, std::vector<int64_t> dflt = {}) const;
   std::vector<float> get_floats(const std::string& a, std::vector<float> dflt = {}) const;
+  // The subgraph attribute `a`, nullptr when absent.
+  const Graph* get_graph(const std::string& a) const;
   // Number of present (non-omitted) inputs.
   int input_count() const;
   int input(size_t k) const { return k < inputs.size() ? inputs[k] : -1; }

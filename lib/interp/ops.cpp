@@ -49,6 +49,7 @@ const std::vector<KernelEntry>& table() {
     register_elementwise(v);
     register_nn(v);
     register_shape(v);
+    register_dynamic(v);
     std::sort(v.begin(), v.end(), [](const KernelEntry& a, const KernelEntry& b) { return std::strcmp(a.op, b.op) < 0; });
     return v;
   }();

@@ -27,6 +27,10 @@ bool has_kernel(std::string_view op);
 // mode outside what the kernel implements), for error messages. `g`, when
 // given, lets checks look at constant inputs (e.g. Dropout's training_mode).
 std::string unsupported_reason(const Node& n, int opset, const Graph* g = nullptr);
+// True for operators whose output shapes depend on the input data (NonZero,
+// NonMaxSuppression, If, ...): their results and everything computed from
+// them have no static shape, and run on the host (ops_dynamic.cpp).
+bool data_dependent_shape(const Node& n);
 // The operator types with kernels, sorted.
 std::vector<std::string> supported_ops();
 

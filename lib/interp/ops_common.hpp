@@ -67,5 +67,6 @@ struct KernelEntry {
 void register_elementwise(std::vector<KernelEntry>& table);
 void register_nn(std::vector<KernelEntry>& table);
 void register_shape(std::vector<KernelEntry>& table);
+void register_dynamic(std::vector<KernelEntry>& table);
 
 }  // namespace cct::interp::detail

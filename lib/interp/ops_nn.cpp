@@ -578,7 +578,10 @@ enum class Red { Mean, Sum, Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp
 
 template <Red R>
 void k_reduce(const Node& n, int opset, const KernelInputs& in, std::vector<Tensor>& out) {
-  const Tensor& x = need_float(n, in, 0);
+  // Max, Min, Sum and Prod of integers (a detector's index arithmetic) are
+  // exact in int64; the other reductions need floating point.
+  constexpr bool exact = R == Red::Max || R == Red::Min || R == Red::Sum || R == Red::Prod;
+  const Tensor& x = exact && in.size() > 0 && in[0] && !in[0]->is_float() ? *in[0] : need_float(n, in, 0);
   std::vector<int64_t> axes;
   bool axes_as_input = R == Red::Sum ? opset >= 13 : opset >= 18;
   if (axes_as_input) {
@@ -608,6 +611,30 @@ void k_reduce(const Node& n, int opset, const KernelInputs& in, std::vector<Tens
     broadcast_runs(x.shape, x.shape, keep_shape, [&](int64_t o, int64_t, int64_t, int64_t ib, int64_t sb, int64_t len) {
       for (int64_t k = 0; k < len; ++k) maxes[ib + k * sb] = std::max(maxes[ib + k * sb], static_cast<double>(x.f[o + k]));
     });
+  }
+  if (!x.is_float()) {
+    std::vector<int64_t> ia(acc.size(), R == Red::Max   ? std::numeric_limits<int64_t>::min()
+                                        : R == Red::Min ? std::numeric_limits<int64_t>::max()
+                                        : R == Red::Prod ? 1 : 0);
+    broadcast_runs(x.shape, x.shape, keep_shape, [&](int64_t o, int64_t, int64_t, int64_t ib, int64_t sb, int64_t len) {
+      for (int64_t k = 0; k < len; ++k) {
+        int64_t v = x.i[o + k];
+        int64_t& a = ia[ib + k * sb];
+        if (R == Red::Max) a = std::max(a, v);
+        else if (R == Red::Min) a = std::min(a, v);
+        else if (R == Red::Prod) a *= v;
+        else a += v;
+      }
+    });
+    Tensor y = Tensor::ints(keep_shape, std::move(ia), x.dtype);
+    if (!keep) {
+      Shape s;
+      for (int64_t d = 0; d < x.rank(); ++d)
+        if (!reduced[d]) s.push_back(x.shape[d]);
+      y.shape = s;
+    }
+    out[0] = std::move(y);
+    return;
   }
   std::fill(acc.begin(), acc.end(), init);
   broadcast_runs(x.shape, x.shape, keep_shape, [&](int64_t o, int64_t, int64_t, int64_t ib, int64_t sb, int64_t len) {

@@ -588,3 +588,54 @@ TEST_CASE("a 1-D ConvTranspose is refused with the node's name") {
   CHECK(e.find("ct1d") != std::string::npos);
   CHECK(e.find("only 2-D ConvTranspose") != std::string::npos);
 }
+
+TEST_CASE("a detection transform's per-image branches merge into one on the batch; the float result is unchanged") {
+  // x [2, 3, 4, 4] -> Split into samples -> Squeeze -> Sub(mean [3, 1, 1]) ->
+  // Div(std) -> Unsqueeze -> Resize to 8x8 (sizes [1, 3, 8, 8]) -> Gather [0]
+  // -> Pad by 0 -> Unsqueeze, per sample; Concat along the batch -> Conv.
+  OnnxBuilder b(13);
+  b.input("x", {2, 3, 4, 4}).output("y", {2, 4, 8, 8});
+  b.init("mean", {3, 1, 1}, {0.1f, 0.2f, 0.3f}).init("std", {3, 1, 1}, {0.5f, 0.25f, 2.0f});
+  b.init_i64("ax0", {1}, {0}).init_i64("sizes", {4}, {1, 3, 8, 8}).init_i64("zero", {}, {0});
+  b.init_i64("pads", {6}, {0, 0, 0, 0, 0, 0});
+  auto& sp = b.node("Split", {"x"}, {"s0", "s1"});
+  OnnxBuilder::attr(sp, "axis", int64_t{0});
+  for (const char* s : {"s0", "s1"}) {
+    std::string p = s;
+    b.node("Squeeze", {p, "ax0"}, {p + "_sq"});
+    b.node("Sub", {p + "_sq", "mean"}, {p + "_sub"});
+    b.node("Div", {p + "_sub", "std"}, {p + "_div"});
+    b.node("Unsqueeze", {p + "_div", "ax0"}, {p + "_un"});
+    auto& rs = b.node("Resize", {p + "_un", "", "", "sizes"}, {p + "_rs"});
+    auto* m = rs.add_attribute();
+    m->set_name("mode");
+    m->set_type(onnx::AttributeProto::STRING);
+    m->set_s("linear");
+    auto& ga = b.node("Gather", {p + "_rs", "zero"}, {p + "_g"});
+    OnnxBuilder::attr(ga, "axis", int64_t{0});
+    b.node("Pad", {p + "_g", "pads"}, {p + "_pad"});
+    b.node("Unsqueeze", {p + "_pad", "ax0"}, {p + "_img"});
+  }
+  OnnxBuilder::attr(b.node("Concat", {"s0_img", "s1_img"}, {"batch"}), "axis", int64_t{0});
+  conv(b, "batch", "y", 3, 4, 3);
+
+  auto before = frontend::import_onnx_bytes(b.bytes(), "m.onnx", ".");
+  interp::Tensor x = interp::Tensor::floats({2, 3, 4, 4});
+  for (int64_t k = 0; k < x.numel(); ++k) x.f[size_t(k)] = float((k * 7) % 11) - 5.0f;
+  auto want = interp::FloatInterpreter(before).run({x});
+  auto after = before;
+  frontend::simplify(after);
+  std::map<std::string, int> count;
+  for (const auto& n : after.nodes) ++count[n.op];
+  CHECK(count["Split"] == 0);
+  CHECK(count["Concat"] == 0);
+  CHECK(count["Resize"] == 1);
+  CHECK(count["Sub"] == 1);
+  CHECK(count["Pad"] == 0);
+  auto got = interp::FloatInterpreter(after).run({x});
+  REQUIRE(got.size() == 1);
+  CHECK(got[0].shape == want[0].shape);
+  CHECK(got[0].f == want[0].f);
+  auto m = lower(b);
+  for (const auto& l : m.layers) CHECK_MESSAGE(l.device == fir::Device::Npu, l.name);
+}

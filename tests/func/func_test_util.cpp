@@ -29,7 +29,7 @@ const arch::Architecture& arch_named(const std::string& name) {
 
 const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag,
                               const std::vector<std::pair<std::string, std::string>>& constant_inputs,
-                              const std::string& calib_dir) {
+                              const std::string& calib_dir, bool cut_postprocess) {
   static std::map<std::string, Compiled> cache;
   std::string key = tag + "_b" + std::to_string(batch);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
@@ -43,6 +43,7 @@ const Compiled& compile_model(const std::string& model_path, int batch, const st
   if (calib_dir.empty()) o.calib_random = 8;
   else o.calib_dir = calib_dir;
   o.golden = true;
+  o.cut_postprocess = cut_postprocess;
   frontend::CompileResult r = frontend::compile(frontend::load_model(model_path, io), o);
   for (const auto& [name, a] : r.files) write_npy((fs::path(c.dir) / name).string(), a);
   for (const auto& [name, a] : r.golden) write_npy((fs::path(c.dir) / name).string(), a);

@@ -32,10 +32,11 @@ struct Compiled {
 
 // onnx2fir's pipeline (8 seeded calibration inputs, golden activations) on a
 // model at a batch size; compiled once per process and tag.
-// constant_inputs: onnx2fir's --constant-input; calib_dir: --calib (else 8 random samples).
+// constant_inputs: onnx2fir's --constant-input; calib_dir: --calib (else 8 random samples);
+// cut_postprocess: --cut-postprocess.
 const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag,
                               const std::vector<std::pair<std::string, std::string>>& constant_inputs = {},
-                              const std::string& calib_dir = "");
+                              const std::string& calib_dir = "", bool cut_postprocess = false);
 // examples/tiny_resnet/tiny_resnet.onnx
 const Compiled& tiny(int batch);
 

@@ -254,3 +254,116 @@ TEST_CASE("ConvTranspose of three spatial dimensions is refused by name") {
   n.attrs["kernel_shape"] = ints({3, 3, 3});
   CHECK(unsupported_reason(n, 13).find("ConvTranspose with 3 spatial dimensions") != std::string::npos);
 }
+
+// ---- data-dependent operators (ops_dynamic.cpp) -----------------------------
+// libonnx-testdata's node tests of NonZero, GatherND, TopK, NonMaxSuppression
+// and If run in test_onnx_node_tests.cpp; these pin down what ONNX leaves to
+// the implementation (tie order) and the edge cases a detector meets.
+
+TEST_CASE("TopK: ties keep the lower index first, largest and smallest, K = 0") {
+  Node n = make("TopK", 2);
+  n.outputs = {2, 3};
+  Tensor x = Tensor::floats({2, 4}, {1, 3, 3, 2, 5, 5, 5, 4});
+  Tensor k = Tensor::ints({1}, {3});
+  std::vector<Tensor> out;
+  run_kernel(n, 13, {&x, &k}, out);
+  CHECK(out[0].f == std::vector<float>{3, 3, 2, 5, 5, 5});
+  CHECK(out[1].i == std::vector<int64_t>{1, 2, 3, 0, 1, 2});
+  Attribute small;
+  small.kind = Attribute::Kind::Int;
+  small.i = 0;
+  n.attrs["largest"] = small;
+  run_kernel(n, 13, {&x, &k}, out);
+  CHECK(out[1].i == std::vector<int64_t>{0, 3, 1, 3, 0, 1});
+  Tensor k0 = Tensor::ints({1}, {0});
+  run_kernel(n, 13, {&x, &k0}, out);
+  CHECK(out[0].shape == Shape{2, 0});
+  Tensor k5 = Tensor::ints({1}, {5});
+  CHECK_THROWS_AS(run_kernel(n, 13, {&x, &k5}, out), Error);
+}
+
+TEST_CASE("NonZero of an all-zero tensor is [rank, 0]; GatherND with batch_dims and negative indices") {
+  Node nz = make("NonZero", 1);
+  Tensor z = Tensor::ints({2, 3}, {0, 0, 0, 0, 0, 0}, DType::Bool);
+  std::vector<Tensor> out;
+  run_kernel(nz, 13, {&z}, out);
+  CHECK(out[0].shape == Shape{2, 0});
+  Tensor m = Tensor::ints({2, 3}, {0, 1, 0, 1, 0, 1}, DType::Bool);
+  run_kernel(nz, 13, {&m}, out);
+  CHECK(out[0].shape == Shape{2, 3});
+  CHECK(out[0].i == std::vector<int64_t>{0, 1, 1, 1, 0, 2});
+
+  Node g = make("GatherND", 2);
+  Attribute bd;
+  bd.kind = Attribute::Kind::Int;
+  bd.i = 1;
+  g.attrs["batch_dims"] = bd;
+  Tensor data = Tensor::floats({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  Tensor idx = Tensor::ints({2, 1, 1}, {2, -3});
+  run_kernel(g, 13, {&data, &idx}, out);
+  CHECK(out[0].shape == Shape{2, 1, 2});
+  CHECK(out[0].f == std::vector<float>{4, 5, 6, 7});
+  Tensor bad = Tensor::ints({2, 1, 1}, {3, 0});
+  CHECK_THROWS_AS(run_kernel(g, 13, {&data, &bad}, out), Error);
+}
+
+TEST_CASE("NonMaxSuppression: ties by index, the limit per class, no output for max 0 or no boxes") {
+  Node n = make("NonMaxSuppression", 5);
+  // Three boxes: 0 and 1 overlap (IoU 0.9), 2 apart; equal scores for 0 and 1.
+  Tensor boxes = Tensor::floats({1, 3, 4}, {0, 0, 1, 1, 0, 0, 1, 0.9f, 5, 5, 6, 6});
+  Tensor scores = Tensor::floats({1, 1, 3}, {0.8f, 0.8f, 0.9f});
+  Tensor max = Tensor::ints({1}, {10});
+  Tensor iou = Tensor::floats({1}, {0.5f});
+  Tensor thr = Tensor::floats({1}, {0.0f});
+  std::vector<Tensor> out;
+  run_kernel(n, 13, {&boxes, &scores, &max, &iou, &thr}, out);
+  CHECK(out[0].shape == Shape{2, 3});
+  CHECK(out[0].i == std::vector<int64_t>{0, 0, 2, 0, 0, 0});
+  Tensor one = Tensor::ints({1}, {1});
+  run_kernel(n, 13, {&boxes, &scores, &one, &iou, &thr}, out);
+  CHECK(out[0].i == std::vector<int64_t>{0, 0, 2});
+  Tensor zero = Tensor::ints({1}, {0});
+  run_kernel(n, 13, {&boxes, &scores, &zero, &iou, &thr}, out);
+  CHECK(out[0].shape == Shape{0, 3});
+  Tensor no_boxes = Tensor::floats({1, 0, 4}), no_scores = Tensor::floats({1, 1, 0});
+  run_kernel(n, 13, {&no_boxes, &no_scores, &max, &iou, &thr}, out);
+  CHECK(out[0].shape == Shape{0, 3});
+}
+
+TEST_CASE("If runs the branch its condition picks on the outer values it captured") {
+  // then: y = a + a; else: y = a (Identity); the branch reads `a` as its input 0.
+  auto branch = [](const std::string& op) {
+    auto g = std::make_shared<Graph>();
+    Value a;
+    a.name = "a";
+    g->inputs.push_back(g->add_value(a));
+    Value y;
+    y.name = "y";
+    int yv = g->add_value(y);
+    Node n;
+    n.op = op;
+    n.name = op + "_b";
+    n.inputs = op == "Add" ? std::vector<int>{0, 0} : std::vector<int>{0};
+    n.outputs = {yv};
+    g->nodes.push_back(n);
+    g->outputs = {yv};
+    g->relink();
+    return g;
+  };
+  Node n = make("If", 2);
+  Attribute t, e;
+  t.kind = e.kind = Attribute::Kind::Graph;
+  t.g = branch("Add");
+  e.g = branch("Identity");
+  n.attrs["then_branch"] = t;
+  n.attrs["else_branch"] = e;
+  CHECK(unsupported_reason(n, 13).empty());
+  Tensor a = Tensor::floats({2}, {1.5f, -2});
+  Tensor yes = Tensor::ints({}, {1}, DType::Bool), no = Tensor::ints({1}, {0}, DType::Bool);
+  std::vector<Tensor> out;
+  run_kernel(n, 13, {&yes, &a}, out);
+  CHECK(out[0].f == std::vector<float>{3, -4});
+  run_kernel(n, 13, {&no, &a}, out);
+  CHECK(out[0].f == std::vector<float>{1.5f, -2});
+  CHECK_THROWS_AS(run_kernel(n, 13, {&yes}, out), Error);  // the captured value missing
+}

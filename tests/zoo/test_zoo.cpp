@@ -15,7 +15,8 @@
 // resize, ConvTranspose, Pad (constant, edge, reflect), standalone
 // BatchNormalization, activations, PReLU and Slice (calibrated on their own input), a
 // small U-Net of export_torchvision.py (ConvTranspose2d, reflect and
-// replicate padding), compiled by onnx2fir's
+// replicate padding), SSDlite320 MobileNetV3-Large up to its
+// post-processing (onnx2fir --cut-postprocess), compiled by onnx2fir's
 // pipeline at batch 1 and 4, mapped by gemini for zebu-1core and
 // chip-64tops, and run by the functional model with golden checks. Each case
 // must be bit for bit: every accelerator layer equal to its golden
@@ -53,6 +54,9 @@ struct Net {
   // [T, N*H, D/H]): exported at the batch
   // under test instead of resized by onnx2fir --batch.
   bool export_at_batch = false;
+  // onnx2fir --cut-postprocess: a detector compiled up to its data-dependent
+  // post-processing (the heads' outputs are the FIR's outputs).
+  bool cut_postprocess = false;
 };
 
 const Net kNets[] = {
@@ -162,6 +166,12 @@ const Net kNets[] = {
     {"test_ZeroPad2d", Kind::OnnxTest},
     {"test_ConstantPad2d", Kind::OnnxTest},
     {"tiny_unet", Kind::Torchvision},
+    // SSDlite: backbone and heads on the chip; its box decoding, score
+    // thresholds, TopK and NMS (NonZero, GatherND, TopK, If) are cut off. The
+    // export writes the batch into the graph (the image list, the per-image
+    // transform, whose branches onnx2fir merges into one on the batch, and
+    // post-processing).
+    {"ssdlite320_mobilenet_v3_large", Kind::Torchvision, true, true},
 };
 const std::string kArchs[] = {"zebu-1core", "chip-64tops"};
 
@@ -238,7 +248,7 @@ Prepared prepare(const Net& n, int batch) {
       interp::Tensor x0 = read_pb(fs::path(path).parent_path() / "test_data_set_0" / "input_0.pb");
       write_npy(calib + "/input_0.npy", NpyArray::from_float(x0.f, x0.shape));
     }
-    p.c = func_test::compile_model(path, batch, "zoo_" + n.name, constants, calib);
+    p.c = func_test::compile_model(path, batch, "zoo_" + n.name, constants, calib, n.cut_postprocess);
   } catch (const Error& e) {
     if (n.kind == Kind::Tflite && batch != 1)
       p.skipped = "a TFLite model has a fixed batch; onnx2fir refuses --batch " + std::to_string(batch) + ": " + e.what();

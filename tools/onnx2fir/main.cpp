@@ -64,6 +64,7 @@ static std::string host_report(const frontend::CompileResult& res) {
   int64_t npu = 0, cpu = 0;
   for (const auto& l : g.layers()) (l.device == fir::Device::Npu ? npu : cpu) += 1;
   std::ostringstream out;
+  for (const auto& c : res.cut_off) out << c << "\n";
   out << "on the accelerator: " << npu << " layer(s); on the host: " << plan.steps.size() << " step(s) of "
       << cpu - int64_t(plan.pass.size()) << " layer(s)";
   if (!plan.pass.empty()) out << ", " << plan.pass.size() << " reshape(s) the accelerator reads through";
@@ -125,6 +126,9 @@ int main(int argc, char** argv) {
             "constant-input", "give graph input NAME the value in FILE (.npy, or an ONNX TensorProto .pb, which may name the input itself): it "
             "becomes a constant",
             cxxopts::value<std::vector<std::string>>(), "NAME=FILE|FILE.pb")(
+            "cut-postprocess", "compile up to the inputs of a data-dependent post-processing (NonZero, TopK, "
+            "NonMaxSuppression, If: a detector's box decoding and NMS) and leave it out: the FIR's outputs are its "
+            "inputs (said on stderr and by --report)")(
             "quiet", "no progress messages");
         cli::add_validate_option(o);
       },
@@ -163,6 +167,7 @@ int main(int argc, char** argv) {
         if (!(opt.percentile > 50.0 && opt.percentile <= 100.0)) throw_usage_error("--percentile must be in (50, 100]");
         opt.seed = r["seed"].as<uint64_t>();
         opt.report = r.count("report") > 0;
+        opt.cut_postprocess = r.count("cut-postprocess") > 0;
         opt.output_dtype = r["output-dtype"].as<std::string>();
         if (opt.output_dtype != "float16" && opt.output_dtype != "float32")
           throw_usage_error("--output-dtype must be float16 or float32");
