@@ -1076,8 +1076,11 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         int o = op(Op::Recv, c, id);
         ops[size_t(o)].bytes = needs[size_t(k)].bytes;
         edge(prev_si, o);
-        // (into a data movement's output: a tensor of this workload only)
-        edge(needs[size_t(k)].direct ? prev_compute : prev2_compute, o);
+        // (A data movement's piece lands in its output tensor, which irgen
+        // places from this workload on; asm's receive still runs ahead of
+        // the previous compute as far as its L2 bytes allow, measured as
+        // for the other receives.)
+        edge(prev2_compute, o);
         prev_si = o;
         recv_of[size_t(k)] = o;
         recvs.push_back(o);
