@@ -112,6 +112,7 @@ struct Wl {
 struct Need {
   int producer = 0;  // workload
   int64_t bytes = 0;
+  bool direct = false;  // a data movement's piece received straight into its output tensor
 };
 
 struct Send {
@@ -141,6 +142,19 @@ struct CostModel::Impl {
   mutable irgen::Tiler tiler;
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t, bool>, int64_t> cycles_memo;  // by output extent
   mutable std::map<std::tuple<int, int64_t, int64_t, int64_t, int64_t>, timing::Energy> energy_memo;
+  // A data movement workload as irgen builds it (tile_move, connect_direct):
+  // per input, the region it reads (the hull of its pieces, fir::move_pieces)
+  // and whether its piece goes straight into the output tensor (one block,
+  // no requantization: sent, loaded or copied there, no compute); the others
+  // are read as any input and each piece copied (dt_cal) or requantized on
+  // the vector processor.
+  struct MoveInfo {
+    std::vector<mapping::Box> region;
+    std::vector<char> reads, direct;
+    int64_t cycles = 0;
+    timing::Energy energy;
+  };
+  mutable std::map<std::pair<int, std::array<int64_t, 8>>, MoveInfo> move_memo;
   std::vector<double> capacity;  // per resource, bytes per cycle
   int nch = 0, npools = 0, C = 0;
   std::vector<int> channel_pool;  // DRAM channel -> its pooled resource
@@ -300,6 +314,53 @@ struct CostModel::Impl {
     return r.kind == irgen::WeightRuns::Runs ? r.run : 0;
   }
 
+  const MoveInfo& move_info(int li, const mapping::Box& box) const {
+    std::array<int64_t, 8> k{};
+    for (size_t i = 0; i < 4; ++i) k[i] = box.lower[i], k[4 + i] = box.upper[i];
+    auto key = std::make_pair(li, k);
+    if (auto it = move_memo.find(key); it != move_memo.end()) return it->second;
+    const Layer& L = net.layers[size_t(li)];
+    MoveInfo mi;
+    const size_t n = L.inputs.size();
+    mi.region.assign(n, mapping::Box{});
+    mi.reads.assign(n, 0);
+    mi.direct.assign(n, 0);
+    std::vector<int> count(n, 0);
+    auto pieces = fir::move_pieces(*L.fir, box.lower, box.upper);
+    if (!pieces) {
+      // (irgen refuses such a layer; priced as reading every input whole)
+      for (size_t i = 0; i < n; ++i) mi.region[i] = input_region(net, L, i, box), mi.reads[i] = 1;
+      return move_memo.emplace(key, std::move(mi)).first->second;
+    }
+    for (size_t i = 0; i < n; ++i) {
+      mi.region[i] = input_region(net, L, i, box);
+      for (const auto& m : *pieces) count[i] += m.input == L.inputs[i].fir_index;
+      mi.reads[i] = count[i] > 0;
+      mi.direct[i] = count[i] == 1 && !L.inputs[i].requant;
+    }
+    for (const auto& m : *pieces) {
+      size_t i = 0;
+      while (i < n && L.inputs[i].fir_index != m.input) ++i;
+      if (i == n || mi.direct[i]) continue;  // delivered by its transfer
+      if (!L.inputs[i].requant) {
+        mi.cycles += std::llround(a.timing.dt_fixed_cycles);  // a copy (dt_cal)
+        continue;
+      }
+      // Requantized by the vector processor, one instruction per sample (as
+      // a vector layer's workload is priced below).
+      timing::VpOp op;
+      op.c = m.in_hi[1] - m.in_lo[1] + 1, op.h = m.in_hi[2] - m.in_lo[2] + 1, op.w = m.in_hi[3] - m.in_lo[3] + 1;
+      op.out_pixels = op.h * op.w;
+      op.in_bytes = L.inputs[i].bytes;
+      op.out_bytes = L.out_bytes;
+      const int64_t samples = m.in_hi[0] - m.in_lo[0] + 1;
+      mi.cycles += tiler.vp_cycles(op) + (samples - 1) * std::llround(a.timing.vp_fixed_cycles);
+      op.h *= samples;
+      mi.energy += timing::vp_cost(a, op).energy;
+    }
+    return move_memo.emplace(key, std::move(mi)).first->second;
+  }
+
   int64_t part_cycles(int li, const mapping::Partition& p, int64_t G, bool direct) const {
     return box_cycles(li, mapping::part_box(p, group_dims(net.layers[size_t(li)], G), 0), direct);
   }
@@ -307,6 +368,7 @@ struct CostModel::Impl {
   // Cycles of one workload computing `box` of layer li (memoised by its extent).
   int64_t box_cycles(int li, const mapping::Box& box, bool direct) const {
     const Layer& L = net.layers[size_t(li)];
+    if (L.move) return move_info(li, box).cycles;  // by position: its pieces depend on where the box is
     Dims e = extent(box);
     auto key = std::make_tuple(li, e[0], e[1], e[2], e[3], direct);
     if (auto it = cycles_memo.find(key); it != cycles_memo.end()) return it->second;
@@ -365,7 +427,9 @@ struct CostModel::Impl {
     mapping::Box box = mapping::part_box(p, gd, 0);
     Dims e = extent(box);
     timing::Energy en;
-    if (L.pe()) {
+    if (L.move) {
+      en = move_info(li, box).energy;
+    } else if (L.pe()) {
       timing::ConvTile t;
       t.n = e[0], t.k = e[1], t.h = e[2], t.w = e[3];
       t.c = L.inputs.empty() ? 1 : extent(input_region(net, L, 0, box))[1];
@@ -523,13 +587,18 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
       foot += first.foot - first.out_bytes;
       for (int k = w.leader; k < int(id); ++k) wls[size_t(k)].keep_until = std::max(wls[size_t(k)].keep_until, w.q);
     }
+    const MoveInfo* mi = L.move ? &move_info(w.layer, w.box) : nullptr;
     for (size_t in = 0; in < L.inputs.size(); ++in) {
       const LayerInput& li = L.inputs[in];
-      mapping::Box reg = input_region(net, L, in, w.box);
+      if (mi && !mi->reads[in]) continue;  // gives this box no piece
+      mapping::Box reg = mi ? mi->region[in] : input_region(net, L, in, w.box);
+      // A piece delivered straight into a data movement's output takes no
+      // buffer of its own (the output's bytes are counted once).
+      const bool direct = mi && mi->direct[in];
       if (li.producer < 0 || seg_of[size_t(li.producer)] < 0) {
         if (sibling) continue;
         int64_t b = act_bytes(reg, li.bytes);
-        w.dram_bytes += b, ++w.dram_pieces, foot += b;
+        w.dram_bytes += b, ++w.dram_pieces, foot += direct ? 0 : b;
         if (li.host_step >= 0) {
           // A host result: the host writes the region this workload loads (unpadded).
           mapping::Dims e = extent(reg);
@@ -549,7 +618,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
           pw.stored = true;
           if (sibling) continue;
           int64_t b = act_bytes(x, P.out_bytes);
-          w.dram_bytes += b, ++w.dram_pieces, foot += b;
+          w.dram_bytes += b, ++w.dram_pieces, foot += direct ? 0 : b;
           if (pw.core != w.core) syncs.push_back(pid);
           // irgen writes an element-wise add over the buffer an input is loaded into, too.
           loaded_over = loaded_over || (L.fir->op == fir::Op::ElementWiseAdd && x == w.box && reg == w.box);
@@ -565,8 +634,8 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
           if (!dup) {
             // asm sends each consumer only the region it reads.
             int64_t b = act_bytes(x, P.out_bytes);
-            needs.push_back({pid, b});
-            foot += b;
+            needs.push_back({pid, b, direct});
+            foot += direct ? 0 : b;
           }
           // For a later segment the sender keeps it until the reader comes
           // (irgen: live through its core's workloads before the reader).
@@ -692,7 +761,8 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
       // Received inputs are live from the workload before (irgen gives them
       // their own bytes there, so the receives overlap its compute).
       if (w.q > 0)
-        for (int k = w.need_begin; k < w.need_end; ++k) u[size_t(w.q) - 1] += needs[size_t(k)].bytes;
+        for (int k = w.need_begin; k < w.need_end; ++k)
+          if (!needs[size_t(k)].direct) u[size_t(w.q) - 1] += needs[size_t(k)].bytes;
       // Kept for a later consumer (on this core, or sent when it comes): live in between too.
       for (int q = w.q + 1; q <= w.keep_until; ++q) u[size_t(q)] += w.out_bytes;
     }
@@ -843,7 +913,8 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
   for (Wl& w : wls) {
     const SegmentPlan& sp = plan.segments[size_t(w.seg)];
     bool direct = w.weight < 0 || wts[size_t(w.weight)].direct || (w.run && !w.group_weights);
-    w.cycles = sp.row_groups > 1 || w.run ? box_cycles(w.layer, w.box, direct)
+    w.cycles = sp.row_groups > 1 || w.run || net.layers[size_t(w.layer)].move
+                   ? box_cycles(w.layer, w.box, direct)
                                           : part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
   }
   for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
@@ -1005,6 +1076,10 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         int o = op(Op::Recv, c, id);
         ops[size_t(o)].bytes = needs[size_t(k)].bytes;
         edge(prev_si, o);
+        // (A data movement's piece lands in its output tensor, which irgen
+        // places from this workload on; asm's receive still runs ahead of
+        // the previous compute as far as its L2 bytes allow, measured as
+        // for the other receives.)
         edge(prev2_compute, o);
         prev_si = o;
         recv_of[size_t(k)] = o;

@@ -21,6 +21,9 @@
 //  - a core-to-core transfer starts when the producer has computed, the
 //    receiver has finished its previous workload, and both the sender's and
 //    the receiver's transfer queues are free.
+// A data movement layer (concat, slice, gather) computes nothing: its
+// inputs' pieces are sent, loaded or copied into its output, as irgen and
+// asm move them (gemini/README.md, Data movement layers).
 // A transfer takes its DRAM latency and route latency, then its bytes at the
 // bandwidth of the narrowest resource on its route (a DRAM channel, a D2D
 // link, a NoC link); transfers sharing a resource take turns on it.

@@ -88,6 +88,7 @@ class Builder {
     L.name = l.name;
     L.fir = &l;
     L.kind = kind_of(l.op);
+    L.move = fir::is_move_op(l.op);
     if (l.output_shape.empty()) fail(l.name, "layer has no output shape");
     L.out = dims4(l.output_shape[0]);
     for (int64_t d : L.out)
@@ -177,6 +178,8 @@ class Builder {
       if (i >= l.input_shape.size()) fail(l.name, "no input_shape for input " + std::to_string(i));
       in.dims = dims4(l.input_shape[i]);
       in.bytes = elem_bytes(l.input_dtype, i);
+      in.fir_index = i;
+      if (L.move) in.requant = fir::move_requantizes(l, i);
       if (in.producer >= 0 && net.layers[size_t(in.producer)].out != in.dims) in.reshaped = true;
       L.inputs.push_back(in);
       if (in.producer >= 0) {
@@ -222,6 +225,12 @@ bool intersect(const mapping::Box& a, const mapping::Box& b, mapping::Box* out) 
   return true;
 }
 
+bool empty_box(const mapping::Box& b) {
+  for (size_t i = 0; i < 4; ++i)
+    if (b.upper[i] < b.lower[i]) return true;
+  return false;
+}
+
 Dims extent(const mapping::Box& b) {
   return {b.upper[0] - b.lower[0] + 1, b.upper[1] - b.lower[1] + 1, b.upper[2] - b.lower[2] + 1,
           b.upper[3] - b.lower[3] + 1};
@@ -238,7 +247,24 @@ mapping::Box input_region(const Network& net, const Layer& L, size_t input, cons
     r.lower[size_t(axis)] = std::clamp<int64_t>(first, 0, d[size_t(axis)] - 1);
     r.upper[size_t(axis)] = std::clamp<int64_t>(last, 0, d[size_t(axis)] - 1);
   };
-  if (L.kind == LayerKind::Conv || L.kind == LayerKind::Pool) {
+  if (L.move && L.fir) {
+    // irgen's rule (input_use): the hull of the pieces this input gives.
+    auto pieces = fir::move_pieces(*L.fir, out.lower, out.upper);
+    if (pieces) {
+      bool any = false;
+      for (const auto& m : *pieces) {
+        if (m.input != in.fir_index) continue;
+        for (size_t a = 0; a < 4; ++a) {
+          r.lower[a] = any ? std::min(r.lower[a], m.in_lo[a]) : m.in_lo[a];
+          r.upper[a] = any ? std::max(r.upper[a], m.in_hi[a]) : m.in_hi[a];
+        }
+        any = true;
+      }
+      if (!any) r.lower = {0, 0, 0, 0}, r.upper = {-1, -1, -1, -1};
+    } else {
+      for (size_t i = 1; i < 4; ++i) r.lower[i] = 0, r.upper[i] = d[i] - 1;
+    }
+  } else if (L.kind == LayerKind::Conv || L.kind == LayerKind::Pool) {
     spatial(2, L.stride_h, L.kernel_h, L.dilation_h, L.pads[0]);
     spatial(3, L.stride_w, L.kernel_w, L.dilation_w, L.pads[2]);
     if (L.kind == LayerKind::Pool) {
@@ -272,7 +298,7 @@ mapping::Box input_region(const Network& net, const Layer& L, size_t input, cons
       r.upper[i] = d[i] == 1 ? 0 : std::min(out.upper[i], d[i] - 1);
     }
   }
-  if (in.reshaped && in.producer >= 0) {
+  if (in.reshaped && in.producer >= 0 && !L.move) {  // (irgen's input_use: not for moves)
     const Dims& pd = net.layers[size_t(in.producer)].out;
     r.lower = {out.lower[0], 0, 0, 0};
     r.upper = {out.upper[0], pd[1] - 1, pd[2] - 1, pd[3] - 1};

@@ -35,6 +35,8 @@ struct LayerInput {
   int bytes = 1;        // element size
   bool reshaped = false;  // a host reshape changes the shape: the whole producer output is read
   int host_step = -1;     // producer -1 for a host step's result: the step (Network::host_steps), loaded from DRAM
+  size_t fir_index = 0;   // position among the FIR layer's inputs (previous_layer, input_shape)
+  bool requant = false;   // data movement: the input's quantization differs from the output's (fir::move_requantizes)
 };
 
 // A host step (fir::host_plan): the accelerator layers whose stored outputs
@@ -60,6 +62,10 @@ struct Layer {
   std::array<int64_t, 4> pads{};  // top, bottom, left, right
   int64_t groups = 1;
   bool two_input_vp = false;      // a vector layer combining two tensors
+  // A data movement layer (concat, slice, gather: fir::is_move_op): no
+  // compute of its own; its inputs' pieces (fir::move_pieces) are moved into
+  // its output as irgen and asm do it (see cost.cpp).
+  bool move = false;
   int64_t pool_window = 1;        // pooling: kernel elements
 
   // Weights (PE layers): [K, C/groups, kh, kw]; bytes as stored in DRAM / L2.
@@ -89,12 +95,17 @@ Network build_network(const fir::Graph& g, const arch::Architecture& a, const st
 // input tensor: convolution and pooling windows with stride and padding,
 // every input channel for dense and ungrouped convolutions, the matching box
 // for element-wise layers (broadcast axes read their single element).
+// A data movement layer reads the hull of the pieces (fir::move_pieces) the
+// input gives to the box, as irgen does; an input giving none reads an empty
+// region (`empty_box`).
 // A host reshape that changes the shape between producer and consumer makes
 // the consumer read the producer's whole output for its samples.
 mapping::Box input_region(const Network& net, const Layer& layer, size_t input, const mapping::Box& out);
 
 // Inclusive box intersection; returns false when empty.
 bool intersect(const mapping::Box& a, const mapping::Box& b, mapping::Box* out);
+// Whether an inclusive box holds no element.
+bool empty_box(const mapping::Box& b);
 // Elements along each axis of an inclusive box.
 Dims extent(const mapping::Box& b);
 

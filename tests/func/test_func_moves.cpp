@@ -1,7 +1,8 @@
 // Data movement on the chip (concat, split and slice, channel shuffle):
 // small models built in C++, through irgen, asm and the functional model on
-// one core and across cores, bit for bit against the interpreter; and the
-// requantizing path, with an input quantization moved away from the output's.
+// one core and across cores, bit for bit against the interpreter; the
+// requantizing path, with an input quantization moved away from the output's;
+// and gemini's prices of both against zebusim's cycles.
 #include <doctest/doctest.h>
 
 #include <filesystem>
@@ -10,6 +11,10 @@
 #include "../frontend/onnx_builder.hpp"
 #include "../testing/testing.hpp"
 #include "func_test_util.hpp"
+#include "gemini/cost.hpp"
+#include "gemini/network.hpp"
+#include "gemini/plan.hpp"
+#include "gemini/search.hpp"
 #include "interp/fir_exec.hpp"
 #include "irgen/irgen.hpp"
 #include "support/io.hpp"
@@ -189,5 +194,48 @@ TEST_CASE("a concat and a slice along the batch run on the host, bit for bit") {
     REQUIRE(r.outputs.size() == want.size());
     REQUIRE(want[0].shape == interp::Shape{3, 3, 4, 4});
     CHECK(func_test::same_bits(r.outputs[0].tensor, want[0]));
+  }
+}
+
+TEST_CASE("gemini prices data movement as irgen and asm run it: transfers, copies and requantizations, no compute") {
+  const Compiled& c0 = func_test::compile_model(moves_model(), 1, "moves");
+  for (bool requant : {false, true}) {
+    CAPTURE(requant);
+    Compiled c = c0;
+    if (requant)
+      for (auto& l : c.graph.mutable_layers())
+        if (l.op == fir::Op::Concat && l.previous_layer.size() == 4) l.quant_info->inputs[1].scale *= 1.5;
+    for (const std::string preset : {"zebu-1core", "chip-64tops"}) {
+      CAPTURE(preset);
+      const auto& a = arch_named(preset);
+      gemini::Network net = gemini::build_network(c.graph, a, c.fir_path);
+      gemini::CostModel model(net, a);
+      // A movement's workload computes nothing but its requantized pieces
+      // (the first concat's input 1 when requantizing); a slice of a part
+      // reads the channels its pieces come from.
+      for (size_t i = 0; i < net.layers.size(); ++i) {
+        const gemini::Layer& L = net.layers[i];
+        if (!L.move) continue;
+        CAPTURE(L.name);
+        const int64_t cycles = model.part_cycles(int(i), mapping::Partition{}, 1);
+        const bool requantizes = requant && L.fir->op == fir::Op::Concat && L.inputs.size() == 4;
+        CHECK((cycles > 0) == requantizes);
+        if (L.fir->op == fir::Op::Concat && L.inputs.size() == 4) {
+          mapping::Partition k2;
+          k2.k = 2;  // 18 channels in two parts of 9: the first holds inputs 0 (3) and 1 (5) and one of input 2
+          mapping::Box first = mapping::part_box(k2, L.out, 0);
+          CHECK(gemini::input_region(net, L, 2, first).lower[1] == 0);
+          CHECK(gemini::input_region(net, L, 2, first).upper[1] == 0);
+          CHECK(gemini::empty_box(gemini::input_region(net, L, 3, first)));
+        }
+      }
+      gemini::Plan plan = gemini::search(model, gemini::SearchOptions{}).plan;
+      const int64_t predicted = model.evaluate(plan, false).cycles;
+      Built b = func_test::build(c, gemini::to_mapping(plan, net, a), a, testing::temp_dir("func_moves_gemini"));
+      int64_t end = 0;
+      for (const auto& t : b.timing) end = std::max(end, t.end);
+      MESSAGE(preset << std::string(requant ? " (requantizing)" : "") << ": predicted " << predicted << ", zebusim " << end);
+      CHECK(double(predicted) == doctest::Approx(double(end)).epsilon(0.06));
+    }
   }
 }
