@@ -250,22 +250,62 @@ void convert_graph_attributes(const onnx::NodeProto& np, interp::Node& node, con
   for (const auto& c : captures) node.inputs.push_back(value_for(c));
 }
 
+// An initializer as a constant value.
+interp::Value constant_value(const onnx::TensorProto& init, const std::string& where, const std::string& base_dir) {
+  interp::Value v;
+  v.name = init.name();
+  auto t = std::make_shared<Tensor>(convert_tensor(init, where, base_dir));
+  v.dtype = t->dtype;
+  v.shape = t->shape;
+  v.has_shape = true;
+  v.constant = std::move(t);
+  return v;
+}
+
+// Node k of a graph (or subgraph) into `g`: a name unique in the graph,
+// attributes, inputs (`value_for(name, reader)`, reader naming the node),
+// subgraph attributes, and outputs typed from `infos` (an empty output name
+// is an absent output). `where` names the graph in messages.
+void convert_node(const onnx::NodeProto& np, int k, Graph& g, std::map<std::string, int>& name_count,
+                  const std::map<std::string, const onnx::ValueInfoProto*>& infos, const std::string& where,
+                  const std::string& base_dir, int opset,
+                  const std::function<int(const std::string&, const std::string&)>& value_for) {
+  interp::Node node;
+  node.op = np.op_type();
+  node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
+  node.source_index = k;
+  node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(k) : np.name();
+  if (name_count[node.name]++) node.name += "_" + std::to_string(k);
+  const std::string reader = "node '" + node.name + "'";
+  const std::string nw = where + ": " + reader;
+  for (const auto& a : np.attribute())
+    if (a.type() != onnx::AttributeProto::GRAPH)
+      node.attrs[a.name()] = convert_attribute(a, nw + " attribute '" + a.name() + "'", base_dir);
+  for (const auto& in : np.input()) node.inputs.push_back(value_for(in, reader));
+  convert_graph_attributes(np, node, nw, base_dir, opset,
+                           [&](const std::string& c) { return value_for(c, reader + " (a subgraph)"); });
+  for (const auto& out : np.output()) {
+    if (out.empty()) {
+      node.outputs.push_back(-1);
+      continue;
+    }
+    interp::Value v;
+    v.name = out;
+    if (auto it = infos.find(out); it != infos.end()) set_value_type(*it->second, v);
+    if (g.find(out) >= 0) throw_input_error(where + ": tensor '" + out + "' is produced twice");
+    node.outputs.push_back(g.add_value(std::move(v)));
+  }
+  g.nodes.push_back(std::move(node));
+}
+
 std::shared_ptr<Graph> convert_subgraph(const onnx::GraphProto& sg, const std::string& where, const std::string& base_dir,
                                         int opset, std::vector<std::string>& captures) {
   auto graph = std::make_shared<Graph>();
   Graph& g = *graph;
   g.source = where;
   g.opset = opset;
-  for (const auto& init : sg.initializer()) {
-    interp::Value v;
-    v.name = init.name();
-    auto t = std::make_shared<Tensor>(convert_tensor(init, where, base_dir));
-    v.dtype = t->dtype;
-    v.shape = t->shape;
-    v.has_shape = true;
-    v.constant = std::move(t);
-    if (g.find(v.name) < 0) g.add_value(std::move(v));
-  }
+  for (const auto& init : sg.initializer())
+    if (g.find(init.name()) < 0) g.add_value(constant_value(init, where, base_dir));
   for (const auto& in : sg.input()) {
     if (g.find(in.name()) >= 0) continue;
     interp::Value v;
@@ -276,7 +316,7 @@ std::shared_ptr<Graph> convert_subgraph(const onnx::GraphProto& sg, const std::s
   std::map<std::string, const onnx::ValueInfoProto*> infos;
   for (const auto& vi : sg.value_info()) infos[vi.name()] = &vi;
   for (const auto& vi : sg.output()) infos[vi.name()] = &vi;
-  auto value_for = [&](const std::string& vname) -> int {
+  auto value_for = [&](const std::string& vname, const std::string&) -> int {
     if (vname.empty()) return -1;
     int id = g.find(vname);
     if (id >= 0) return id;
@@ -289,34 +329,9 @@ std::shared_ptr<Graph> convert_subgraph(const onnx::GraphProto& sg, const std::s
     return id;
   };
   std::map<std::string, int> name_count;
-  for (int k = 0; k < sg.node_size(); ++k) {
-    const auto& np = sg.node(k);
-    interp::Node node;
-    node.op = np.op_type();
-    node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
-    node.source_index = k;
-    node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(k) : np.name();
-    if (name_count[node.name]++) node.name += "_" + std::to_string(k);
-    std::string nw = where + ": node '" + node.name + "'";
-    for (const auto& a : np.attribute())
-      if (a.type() != onnx::AttributeProto::GRAPH)
-        node.attrs[a.name()] = convert_attribute(a, nw + " attribute '" + a.name() + "'", base_dir);
-    for (const auto& in : np.input()) node.inputs.push_back(value_for(in));
-    convert_graph_attributes(np, node, nw, base_dir, opset, value_for);
-    for (const auto& out : np.output()) {
-      if (out.empty()) {
-        node.outputs.push_back(-1);
-        continue;
-      }
-      interp::Value v;
-      v.name = out;
-      if (auto it = infos.find(out); it != infos.end()) set_value_type(*it->second, v);
-      if (g.find(out) >= 0) throw_input_error(where + ": tensor '" + out + "' is produced twice");
-      node.outputs.push_back(g.add_value(std::move(v)));
-    }
-    g.nodes.push_back(std::move(node));
-  }
-  for (const auto& out : sg.output()) g.outputs.push_back(value_for(out.name()));
+  for (int k = 0; k < sg.node_size(); ++k)
+    convert_node(sg.node(k), k, g, name_count, infos, where, base_dir, opset, value_for);
+  for (const auto& out : sg.output()) g.outputs.push_back(value_for(out.name(), ""));
   g.relink();
   return graph;
 }
@@ -549,22 +564,12 @@ interp::Graph import_onnx_bytes(const std::string& bytes, const std::string& nam
   graph.source = name;
   graph.opset = opset;
   const auto& gp = model.graph();
-  for (const auto& init : gp.initializer()) {
-    interp::Value v;
-    v.name = init.name();
-    auto t = std::make_shared<Tensor>(convert_tensor(init, name, base_dir));
-    v.dtype = t->dtype;
-    v.shape = t->shape;
-    v.has_shape = true;
-    v.constant = std::move(t);
-    graph.add_value(std::move(v));
-  }
-  auto type_of = [&](const onnx::ValueInfoProto& vi, interp::Value& v) { set_value_type(vi, v); };
+  for (const auto& init : gp.initializer()) graph.add_value(constant_value(init, name, base_dir));
   for (const auto& in : gp.input()) {
     if (init_names.count(in.name())) continue;
     interp::Value v;
     v.name = in.name();
-    type_of(in, v);
+    set_value_type(in, v);
     graph.inputs.push_back(graph.add_value(std::move(v)));
   }
   std::map<std::string, const onnx::ValueInfoProto*> infos;
@@ -578,33 +583,8 @@ interp::Graph import_onnx_bytes(const std::string& bytes, const std::string& nam
     return id;
   };
   std::map<std::string, int> name_count;
-  for (int k = 0; k < gp.node_size(); ++k) {
-    const auto& np = gp.node(k);
-    interp::Node node;
-    node.op = np.op_type();
-    node.domain = np.domain() == "ai.onnx" ? "" : np.domain();
-    node.source_index = k;
-    node.name = np.name().empty() ? np.op_type() + "_" + std::to_string(k) : np.name();
-    if (name_count[node.name]++) node.name += "_" + std::to_string(k);
-    for (const auto& a : np.attribute())
-      if (a.type() != onnx::AttributeProto::GRAPH)
-        node.attrs[a.name()] = convert_attribute(a, name + ": node '" + node.name + "' attribute '" + a.name() + "'", base_dir);
-    for (const auto& in : np.input()) node.inputs.push_back(value_for(in, "node '" + node.name + "'"));
-    convert_graph_attributes(np, node, name + ": node '" + node.name + "'", base_dir, opset,
-                             [&](const std::string& c) { return value_for(c, "node '" + node.name + "' (a subgraph)"); });
-    for (const auto& out : np.output()) {
-      if (out.empty()) {
-        node.outputs.push_back(-1);
-        continue;
-      }
-      interp::Value v;
-      v.name = out;
-      if (auto it = infos.find(out); it != infos.end()) type_of(*it->second, v);
-      if (graph.find(out) >= 0) throw_input_error(name + ": tensor '" + out + "' is produced twice");
-      node.outputs.push_back(graph.add_value(std::move(v)));
-    }
-    graph.nodes.push_back(std::move(node));
-  }
+  for (int k = 0; k < gp.node_size(); ++k)
+    convert_node(gp.node(k), k, graph, name_count, infos, name, base_dir, opset, value_for);
   for (const auto& out : gp.output()) graph.outputs.push_back(value_for(out.name(), "graph output"));
   graph.relink();
 
