@@ -599,6 +599,10 @@ void k_reduce(const Node& n, int opset, const KernelInputs& in, std::vector<Tens
   Shape keep_shape = x.shape;
   for (int64_t d = 0; d < x.rank(); ++d)
     if (reduced[d]) keep_shape[d] = 1;
+  // The output's shape: without keepdims, the reduced axes dropped.
+  Shape out_shape;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (keep || !reduced[d]) out_shape.push_back(keep_shape[d]);
   int64_t count = x.numel() / std::max<int64_t>(1, shape_numel(keep_shape));
   std::vector<double> acc(static_cast<size_t>(shape_numel(keep_shape)));
   double init = 0.0;
@@ -627,12 +631,7 @@ void k_reduce(const Node& n, int opset, const KernelInputs& in, std::vector<Tens
       }
     });
     Tensor y = Tensor::ints(keep_shape, std::move(ia), x.dtype);
-    if (!keep) {
-      Shape s;
-      for (int64_t d = 0; d < x.rank(); ++d)
-        if (!reduced[d]) s.push_back(x.shape[d]);
-      y.shape = s;
-    }
+    y.shape = out_shape;
     out[0] = std::move(y);
     return;
   }
@@ -661,12 +660,7 @@ void k_reduce(const Node& n, int opset, const KernelInputs& in, std::vector<Tens
     if (R == Red::LogSumExp) a = std::log(a) + maxes[k];
     y.f[k] = static_cast<float>(a);
   }
-  if (!keep) {
-    Shape s;
-    for (int64_t d = 0; d < x.rank(); ++d)
-      if (!reduced[d]) s.push_back(x.shape[d]);
-    y.shape = s;
-  }
+  y.shape = out_shape;
   out[0] = std::move(y);
 }
 
