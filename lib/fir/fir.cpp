@@ -414,6 +414,13 @@ int64_t chip_index(const Shape& s, int64_t flat) {
   return (n * D + d) * T + t;
 }
 
+int64_t fir_index(const Shape& s, int64_t box) {
+  if (s.size() != 3) return box;
+  const int64_t T = s[1], D = s[2];
+  const int64_t n = box / (D * T), d = box / T % D, t = box % T;
+  return (n * T + t) * D + d;
+}
+
 std::array<int64_t, 4> chip_box_broadcast(const Shape& s, size_t rank) {
   Shape p = s;
   while (p.size() < rank) p.insert(p.begin(), 1);
@@ -624,9 +631,8 @@ std::optional<ResizeGeometry> resize_geometry(const Layer& l, std::string* why) 
   if (l.input_shape.empty() || l.input_shape[0].size() != 4 || l.output_shape.size() != 1 || l.output_shape[0].size() != 4)
     return no("a resize takes one [N, C, H, W] input to one [N, C, H, W] output");
   ResizeGeometry g;
-  if (str("mode", "") == "zeros" || str("mode", "") == "reflect" || str("mode", "") == "edge") {
+  if (const std::string mode = str("mode", ""); mode == "zeros" || mode == "reflect" || mode == "edge") {
     // Padding modes: integer strides and offsets (int8::resize_tap).
-    const std::string mode = str("mode", "");
     g.mode = mode == "zeros" ? 5 : mode == "reflect" ? 6 : 7;
     auto pair = [&](const char* key, bool need, int64_t dflt, int64_t lo) -> std::optional<std::array<int64_t, 2>> {
       const Json* v = attr->find(key);

@@ -299,6 +299,8 @@ std::array<int64_t, 4> chip_box(const Shape& s);
 // The row-major index in chip_box(s) ([N, C, H, W]) of the tensor's element
 // with row-major index `flat`.
 int64_t chip_index(const Shape& s, int64_t flat);
+// Its inverse: the tensor's row-major index of element `box` of chip_box(s).
+int64_t fir_index(const Shape& s, int64_t box);
 // A constant operand broadcast against an output of rank `rank` (numpy:
 // aligned on the last axes) in the box of that rank.
 std::array<int64_t, 4> chip_box_broadcast(const Shape& s, size_t rank);

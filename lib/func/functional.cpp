@@ -815,21 +815,15 @@ void Runner::run_step(int64_t tag, const assembler::DramLayout& layout, const Np
     for (int q = 0; q < 4; ++q)
       if (r.lower[q] < 0 || r.upper[q] >= S[size_t(q)])
         throw_input_error(o_.sir_file + ": load " + std::to_string(r.transfer_id) + " reads outside '" + r.source + "'");
-    // k below indexes the box [N, C, H, W]; the result is in the FIR's
-    // row-major order, which differs for a token tensor ([N, T, D] as [N, D, T, 1]).
-    std::vector<int64_t> fir_of_box;
-    if (t.shape.size() == 3) {
-      const int64_t count = int64_t(t.is_int8() ? t.q.size() : t.f.size());
-      fir_of_box.resize(size_t(count));
-      for (int64_t f = 0; f < count; ++f) fir_of_box[size_t(fir::chip_index(t.shape, f))] = f;
-    }
     std::vector<uint8_t> bytes(size_t(r.bytes()));
     for (int64_t n = 0; n < d[0]; ++n)
       for (int64_t h = 0; h < d[2]; ++h)
         for (int64_t w = 0; w < d[3]; ++w)
           for (int64_t c = 0; c < d[1]; ++c) {
-            int64_t k = (((r.lower[0] + n) * S[1] + r.lower[1] + c) * S[2] + r.lower[2] + h) * S[3] + r.lower[3] + w;
-            if (!fir_of_box.empty()) k = fir_of_box[size_t(k)];
+            // The box [N, C, H, W]'s element in the result, held in the FIR's
+            // row-major order (another for a token tensor, [N, T, D] as [N, D, T, 1]).
+            const int64_t k = fir::fir_index(
+                t.shape, (((r.lower[0] + n) * S[1] + r.lower[1] + c) * S[2] + r.lower[2] + h) * S[3] + r.lower[3] + w);
             uint8_t* o = bytes.data() + (((n * d[2] + h) * d[3] + w) * d[1] + c) * elem;
             if (elem == 1) {
               *o = uint8_t(t.q[size_t(k)]);

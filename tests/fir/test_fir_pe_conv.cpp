@@ -84,6 +84,8 @@ TEST_CASE("chip_box: the box the chip holds a tensor in; tokens are rows of pixe
     const int64_t n = f / 12, t = f / 4 % 3, d = f % 4;
     CHECK(fir::chip_index(s, f) == (n * 4 + d) * 3 + t);
     CHECK(fir::chip_index({2, 3, 4, 1}, f) == f);
+    CHECK(fir::fir_index(s, fir::chip_index(s, f)) == f);  // the inverse
+    CHECK(fir::fir_index({2, 3, 4, 1}, f) == f);
   }
   // A constant broadcast on the last axes: a bias [D] of tokens is one value per channel.
   CHECK(fir::chip_box_broadcast({768}, 3) == std::array<int64_t, 4>{1, 768, 1, 1});
