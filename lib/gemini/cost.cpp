@@ -1112,7 +1112,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         // as the unit's previous instruction is done, before its inputs come.
         const Layer& L = net.layers[size_t(w.layer)];
         const size_t unit = L.pe() ? 0 : 1;
-        if (!(L.fir && fir::is_move_op(L.fir->op)) && unit_layer[unit] != w.layer) {
+        if (!L.move && unit_layer[unit] != w.layer) {
           timing::UnitConfig uc = unit_config_of(L, w.box);
           int cfg = op(Op::Config, c, id);
           ops[size_t(cfg)].cycles = timing::layer_change_config_cycles(a, unit_config[unit] ? &*unit_config[unit] : nullptr, uc);

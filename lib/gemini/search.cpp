@@ -206,7 +206,6 @@ class Searcher {
     return sp;
   }
 
-  // The objective's value of a plan (whole or partial).
   // Segments [lo, hi) of a plan, after the earlier segments that produce
   // inputs of their data movement layers (in plan order). A layer outside a
   // partial plan is taken to be in DRAM; a movement costs nothing but its
@@ -235,6 +234,7 @@ class Searcher {
     return w;
   }
 
+  // The objective's value of a plan (whole or partial).
   double plan_value(const Plan& plan, PlanCost* cost_out = nullptr) {
     ++stats_.evaluations;
     PlanCost c = model_.evaluate(plan, false, /*program_frame=*/false);
