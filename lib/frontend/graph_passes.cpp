@@ -853,21 +853,12 @@ std::vector<int64_t> perm_of(const Graph& g, const Node& t) {
 // c' with Transpose_perm(c') == c, c first given the rank of perm (numpy
 // broadcast: leading 1s): c transposed by the inverse permutation (the
 // interpreter's Transpose).
-Tensor untranspose_constant(const Graph& g, const Tensor& c, const std::vector<int64_t>& perm) {
+Tensor untranspose_constant(const Tensor& c, const std::vector<int64_t>& perm) {
   Tensor x = c;
   while (x.shape.size() < perm.size()) x.shape.insert(x.shape.begin(), 1);
-  Node t;
-  t.op = "Transpose";
-  t.name = "untranspose";
-  t.inputs = {-1};
-  t.outputs = {-1};  // run_kernel writes one result per output
-  interp::Attribute& inverse = t.attrs["perm"];
-  inverse.kind = interp::Attribute::Kind::Ints;
-  inverse.ints.resize(perm.size());
-  for (size_t d = 0; d < perm.size(); ++d) inverse.ints[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
-  std::vector<Tensor> out;
-  interp::run_kernel(t, g.opset, {&x}, out);
-  return std::move(out[0]);
+  std::vector<int64_t> inverse(perm.size());
+  for (size_t d = 0; d < perm.size(); ++d) inverse[static_cast<size_t>(perm[d])] = static_cast<int64_t>(d);
+  return interp::transposed(x, inverse);
 }
 
 bool elementwise_unary(const std::string& op) {
@@ -1015,7 +1006,7 @@ int sink_transposes(Graph& g) {
           if (r.in_region[static_cast<size_t>(in)]) {
             n.inputs[i] = un[static_cast<size_t>(in)];
           } else if (n.op != "MatMul" && !reduction(n.op) && g.constant(in).numel() > 1) {
-            n.inputs[i] = add_constant(g, g.value(in).name + "_untransposed", untranspose_constant(g, g.constant(in), perm));
+            n.inputs[i] = add_constant(g, g.value(in).name + "_untransposed", untranspose_constant(g.constant(in), perm));
           }
         }
         if (reduction(n.op)) {
@@ -1242,7 +1233,7 @@ int batch_first_dense(Graph& g) {
               for (int64_t& a : axes) a = perm[static_cast<size_t>(interp::normalize_axis(a, 3, "Slice axes"))];
               sn.inputs[i] = add_constant(g, sn.name + "_axes", Tensor::ints({static_cast<int64_t>(axes.size())}, axes));
             } else if (in >= 0 && with_const && g.constant(in).numel() > 1) {
-              sn.inputs[i] = add_constant(g, g.value(in).name + "_untransposed", untranspose_constant(g, g.constant(in), perm));
+              sn.inputs[i] = add_constant(g, g.value(in).name + "_untransposed", untranspose_constant(g.constant(in), perm));
             }
           }
           if (sn.op == "Slice" && sn.input(3) < 0) {

@@ -864,19 +864,6 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
               if (d != ax) to_last.push_back(d);
             to_last.push_back(ax);
             for (int64_t d = 0; d < rank; ++d) back[static_cast<size_t>(to_last[static_cast<size_t>(d)])] = d;
-            auto transposed = [&](const Tensor& t, const std::vector<int64_t>& perm) {
-              Node tn;
-              tn.name = l.name;
-              tn.op = "Transpose";
-              tn.outputs = {0};
-              Attribute pa;
-              pa.kind = Attribute::Kind::Ints;
-              pa.ints = perm;
-              tn.attrs["perm"] = pa;
-              std::vector<Tensor> tr;
-              run_kernel(tn, opset, {&t}, tr);
-              return std::move(tr[0]);
-            };
             n.attrs["axis"].i = rank - 1;
             Tensor xl = transposed(xf, to_last);
             std::vector<Tensor> rl;

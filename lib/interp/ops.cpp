@@ -97,6 +97,20 @@ void run_kernel(const Node& n, int opset, const KernelInputs& in, std::vector<Te
   e->fn(n, opset, in, out);
 }
 
+Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm) {
+  Node t;
+  t.op = "Transpose";
+  t.name = "transpose";
+  t.inputs = {-1};
+  t.outputs = {-1};
+  Attribute& p = t.attrs["perm"];
+  p.kind = Attribute::Kind::Ints;
+  p.ints = perm;
+  std::vector<Tensor> out;
+  run_kernel(t, /*opset=*/13, {&x}, out);  // one Transpose in every opset
+  return std::move(out[0]);
+}
+
 Window resolve_window(const Node& n, const std::vector<int64_t>& in, const std::vector<int64_t>& kernel,
                       bool ceil_mode) {
   size_t r = in.size();

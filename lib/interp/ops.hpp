@@ -20,6 +20,8 @@ using KernelInputs = std::vector<const Tensor*>;  // nullptr for an omitted opti
 // output; omitted outputs may be left empty). Throws cct::Error naming the
 // node when inputs are invalid.
 void run_kernel(const Node& n, int opset, const KernelInputs& in, std::vector<Tensor>& out);
+// x transposed by `perm` (ONNX's Transpose, the same kernel).
+Tensor transposed(const Tensor& x, const std::vector<int64_t>& perm);
 
 // True when the operator type (default domain) has a kernel.
 bool has_kernel(std::string_view op);
