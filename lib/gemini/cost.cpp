@@ -127,6 +127,8 @@ struct Wt {
   int64_t bytes = 0, rows = 0, tile_rows = 0;
   bool direct = true;       // DRAM -> weight buffer; else DRAM -> L2, streamed
   int issue = 0;
+  int built_issue = -1;     // where irgen issued it (WeightPaths), -1: the model places it
+  bool built_whole = true;  // irgen's workloads compute from it whole in the weight buffer
   int channel = 0;
   int64_t done = 0;
   Binding bound = Binding::Dram;
@@ -510,7 +512,7 @@ struct CostModel::Impl {
     return mapping::row_stripes(rows, consumers, sp.row_groups, rows_read);
   }
 
-  PlanCost evaluate(const Plan& plan, bool detail, bool program_frame) const;
+  PlanCost evaluate(const Plan& plan, bool detail, bool program_frame, const WeightPaths* built) const;
 };
 
 CostModel::CostModel(const Network& net, const arch::Architecture& a)
@@ -535,8 +537,8 @@ double CostModel::dram_stream_bytes_per_cycle() const {
   return bw;
 }
 
-PlanCost CostModel::evaluate(const Plan& plan, bool detail, bool program_frame) const {
-  return impl_->evaluate(plan, detail, program_frame);
+PlanCost CostModel::evaluate(const Plan& plan, bool detail, bool program_frame, const WeightPaths* built) const {
+  return impl_->evaluate(plan, detail, program_frame, built);
 }
 
 // The inputs of every workload (local, received, or loaded from DRAM), its
@@ -675,7 +677,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
   }
 }
 
-PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_frame) const {
+PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_frame, const WeightPaths* built) const {
   PlanCost pc;
   const int nlayers = int(net.layers.size());
   // Where each layer is: segment and position, -1 when not in the plan.
@@ -848,6 +850,12 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
         const bool streamed_runs = w.run && !w.group_weights && w.part_k == L.out[1] &&
                                    L.weight_bytes_per_k * w.part_k <= a.core.l2_bytes / 2;
         t.direct = t.rows <= a.core.wl0_rows && !streamed_runs;
+        if (built)
+          if (auto b = built->find(std::make_tuple(t.core, t.layer, t.k_lo)); b != built->end()) {
+            t.direct = b->second.direct && t.rows <= a.core.wl0_rows;
+            t.built_issue = b->second.issue;
+            t.built_whole = b->second.whole_in_wl0;
+          }
         int64_t tk = std::min(tile_k(L), k);
         t.tile_rows = (tk < k ? 2 : 1) * ceil_div(tk * L.weight_bytes_per_k, a.core.wl0_row_bytes);
         t.channel = int(plan.segments[size_t(w.seg)].layers[size_t(w.pos)].dram.weights);
@@ -878,7 +886,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
         Wt& t = wts[size_t(wi)];
         if (t.direct) {
           int lb = std::min(std::max(prev_lw, after_streamed), t.first);
-          int j = lb;
+          int j = t.built_issue >= 0 ? std::min(t.built_issue, t.first) : lb;
           while (j < t.first && !fits(r, j, t.last, t.rows, wl0_cap)) ++j;
           if (!fits(r, j, t.last, t.rows, wl0_cap)) {
             // No room even at first use: stream it from L2 instead.
@@ -892,7 +900,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
         }
         for (int q = t.first; q <= t.last; ++q) r[size_t(q)] += t.tile_rows;
         int lb = std::min(prev_ld, t.first);
-        int j = lb;
+        int j = t.built_issue >= 0 && !t.direct ? std::min(t.built_issue, t.first) : lb;
         while (j < t.first && !fits(u, j, t.last, t.bytes, a.core.l2_bytes)) ++j;
         if (!fits(u, j, t.last, t.bytes, a.core.l2_bytes)) {
           int64_t peak = 0;
@@ -912,7 +920,11 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
   // ---- timeline
   for (Wl& w : wls) {
     const SegmentPlan& sp = plan.segments[size_t(w.seg)];
-    bool direct = w.weight < 0 || wts[size_t(w.weight)].direct || (w.run && !w.group_weights);
+    bool direct = w.weight < 0;
+    if (!direct) {
+      const Wt& t = wts[size_t(w.weight)];
+      direct = t.built_issue >= 0 ? t.built_whole : t.direct || (w.run && !w.group_weights);
+    }
     w.cycles = sp.row_groups > 1 || w.run || net.layers[size_t(w.layer)].move
                    ? box_cycles(w.layer, w.box, direct)
                                           : part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);

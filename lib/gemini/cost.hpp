@@ -37,9 +37,11 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "arch/arch.hpp"
@@ -117,6 +119,20 @@ struct PlanCost {
   double value(Objective o, const arch::Architecture& a) const;
 };
 
+// How irgen placed each weight load of a plan it built (it decides the
+// paths and issue points on its own timeline, searching; make_buildable
+// reads them back), keyed by (core, layer, first output channel): DRAM ->
+// weight buffer or DRAM -> L2, the position on the core of the workload it
+// is issued with, and whether the workloads compute from the slice whole in
+// the weight buffer (at its speed) or from tiles streamed out of L2. The
+// model's own rule places the loads the map does not name.
+struct BuiltWeight {
+  bool direct = true;
+  int issue = 0;
+  bool whole_in_wl0 = true;
+};
+using WeightPaths = std::map<std::tuple<int, int, int64_t>, BuiltWeight>;
+
 class CostModel {
  public:
   CostModel(const Network& net, const arch::Architecture& a);
@@ -134,8 +150,10 @@ class CostModel {
   // program pays once) and the configuration instructions each unit runs
   // when a new layer starts on it (timing::layer_change_config_cycles); the
   // search compares plans without them, since these near-constants of the
-  // program must not tilt its choices.
-  PlanCost evaluate(const Plan& plan, bool detail, bool program_frame = true) const;
+  // program must not tilt its choices. `built`: the weight paths irgen chose
+  // for this plan (reported figures; the search prices plans irgen has not
+  // built with the model's rule).
+  PlanCost evaluate(const Plan& plan, bool detail, bool program_frame = true, const WeightPaths* built = nullptr) const;
 
   // Compute cycles of one part of a layer for one batch group, as irgen's
   // tiler predicts for weights in the weight buffer when they fit it

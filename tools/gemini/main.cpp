@@ -167,7 +167,15 @@ int main(int argc, char** argv) {
           problems.insert(problems.end(), more.begin(), more.end());
           mapping::throw_if_problems(problems);
           plan = gemini::from_mapping(m, net);
-          cost = model.evaluate(plan, true);
+          // Priced as irgen builds it, when it does (else by the model's rules).
+          gemini::WeightPaths built;
+          try {
+            built = gemini::built_weight_paths(model, graph, plan, fir_file);
+          } catch (const Error& e) {
+            std::cerr << "gemini: note: irgen does not build this mapping (" << e.what()
+                      << "); its weight paths are the model's estimate\n";
+          }
+          cost = model.evaluate(plan, true, true, &built);
           std::cerr << gemini::format_report(model, plan, cost);
           if (r.count("timeline")) write_output(r["timeline"].as<std::string>(), gemini::format_timeline(model, cost));
           return kExitOk;
@@ -222,10 +230,11 @@ int main(int argc, char** argv) {
         // may spill more, or differently. So irgen builds the mapping here,
         // and a segment it refuses for capacity is split further; gemini
         // never writes a mapping irgen refuses.
-        if (gemini::make_buildable(model, graph, plan, fir_file) > 0) {
-          m = gemini::to_mapping(plan, net, arch);
-          cost = model.evaluate(plan, true);
-        }
+        // The figures reported are those of the plan as irgen built it,
+        // with the weight paths it chose.
+        gemini::WeightPaths built;
+        if (gemini::make_buildable(model, graph, plan, fir_file, &built) > 0) m = gemini::to_mapping(plan, net, arch);
+        cost = model.evaluate(plan, true, true, &built);
         mapping::write_mapping(cli::output_path(r), m, validate);
         if (r.count("timeline")) write_output(r["timeline"].as<std::string>(), gemini::format_timeline(model, cost));
         if (r.count("report")) std::cerr << search_note << gemini::format_report(model, plan, cost);
