@@ -90,7 +90,9 @@ ONNX_NODE_TESTS = ["test_averagepool_2d_ceil", "test_averagepool_2d_default", "t
                    "test_convtranspose", "test_convtranspose_autopad_same", "test_convtranspose_dilations",
                    "test_convtranspose_kernel_shape", "test_convtranspose_output_shape", "test_convtranspose_pad",
                    "test_convtranspose_pads", "test_convtranspose_with_kernel", "test_edge_pad",
-                   "test_reflect_pad"]
+                   "test_reflect_pad",
+                   # networks all on the host: gemini maps no layer, the program waits for one host step
+                   "test_transpose_all_permutations_0", "test_reduce_mean_keepdims_example", "test_softmax_example"]
 ARCHS = ["zebu-1core", "chip-64tops"]
 BATCHES = [1, 4]
 STAGES = ["export", "onnx2fir", "gemini", "irgen", "asm", "zebusim", "functional"]

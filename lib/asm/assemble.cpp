@@ -205,6 +205,11 @@ struct Shared {
   // its core, a load of a host result preceded by a ct_hw; a step whose
   // results no load reads (graph outputs) is waited for after its last store.
   std::map<int64_t, const sir::HostStep*> host_of_store, host_of_load, host_tail_store;
+  // Steps no transfer of the chip touches (graph inputs in, graph outputs
+  // out): their ct_hw closes the program of `free_steps_core`, so that its
+  // end waits for the host.
+  std::vector<const sir::HostStep*> free_steps;
+  int64_t free_steps_core = 0;
   std::map<int64_t, int32_t> host_slyr;  // step id -> layer_index of its first layer (the instructions' slyr)
 };
 
@@ -2012,7 +2017,19 @@ void CoreAssembler::link_clyr() {
 }
 
 std::vector<Built> CoreAssembler::run() {
-  if (W().empty()) return {};
+  const bool host_only = core_.id == sh_.free_steps_core && !sh_.free_steps.empty();
+  if (W().empty()) {
+    if (core_.id != sh_.free_steps_core) return {};
+    // A network all on the host: the program starts, waits for the host, ends
+    // (no wait when the host only reads through: an identity).
+    isa::Mapping m;
+    m.core = static_cast<int32_t>(core_.id);
+    if (host_only) m.slyr = sh_.host_slyr.at(sh_.free_steps.front()->transfer_id);
+    emit(Instruction(Opcode::ct_st), Meta{Kind::Control, {}, {}, -1}).inst.mapping = m;
+    for (const sir::HostStep* h : sh_.free_steps) host_wait(m, *h, std::nullopt);
+    emit(Instruction(Opcode::ct_ed), Meta{Kind::Control, {}, {}, -1}).inst.mapping = m;
+    return std::move(out_);
+  }
   for (const auto& w : W()) first_wkl_.emplace(w.layer_name, &w);
   const auto& rb = W()[0].ring_buffer_info;
   flyr_ = 0;
@@ -2037,6 +2054,8 @@ std::vector<Built> CoreAssembler::run() {
   flush_stores();
   flush_sends(std::numeric_limits<int64_t>::max());
   emit_syncs(std::numeric_limits<int64_t>::max());
+  if (host_only)
+    for (const sir::HostStep* h : sh_.free_steps) host_wait(mapping(W().size() - 1, -1), *h, std::nullopt);
   Instruction ed(Opcode::ct_ed);
   ed.mapping = mapping(W().size() - 1, -1);
   emit(std::move(ed), Meta{Kind::Control, {}, {}, -1});
@@ -2062,6 +2081,7 @@ void layout_dram(Shared& sh) {
       for (int64_t t : h.related_ifmap) sh.host_of_store[t] = &h;
       for (int64_t t : h.related_ofmap) sh.host_of_load[t] = &h;
       if (h.related_ofmap.empty() && !h.related_ifmap.empty()) sh.host_tail_store[h.related_ifmap.back()] = &h;
+      if (h.related_ofmap.empty() && h.related_ifmap.empty()) sh.free_steps.push_back(&h);
       const fir::Layer* first = h.layers.empty() ? nullptr : sh.g.find(h.layers[0]);
       if (!first) fail(sh.o, "/-1/host", "host step " + std::to_string(h.transfer_id) + " names no layer of the Frontend IR");
       sh.host_slyr[h.transfer_id] = int32_t(first->layer_index);
@@ -2222,7 +2242,15 @@ isa::Program assemble(const sir::Schedule& schedule, const fir::Graph& graph, co
   for (const auto& core : schedule.cores) compute_groups(sh, core);
   isa::Program prog;
   TokenRules rules = rules_for(sh.dialect);
-  for (const auto& core : schedule.cores) {
+  // Free host steps close the first core's program; a network all on the
+  // host has no core in its schedule, so core 0 runs just that.
+  sir::Core host_core;
+  std::vector<const sir::Core*> cores;
+  for (const auto& core : schedule.cores) cores.push_back(&core);
+  if (cores.empty()) cores.push_back(&host_core);
+  if (!cores.empty()) sh.free_steps_core = cores.front()->id;
+  for (const sir::Core* cp : cores) {
+    const auto& core = *cp;
     CoreAssembler ca(sh, core);
     auto built = ca.run();
     assign_tokens(built, rules);

@@ -17,6 +17,12 @@ int64_t numel(const Shape& s) {
   return n;
 }
 
+int64_t tensor_bytes(const std::vector<Shape>& shapes, const std::vector<std::string>& dtypes, size_t i) {
+  if (i >= shapes.size()) return 0;
+  const int b = i < dtypes.size() ? dtype_bytes(dtypes[i]) : 1;
+  return numel(shapes[i]) * (b > 0 ? b : 1);
+}
+
 }  // namespace
 
 int64_t host_ops(const Layer& l) {
@@ -91,14 +97,21 @@ HostPlan host_plan(const Graph& g, const std::string& file) {
     std::set<std::string> seen;
     for (const Layer* l : st.layers) {
       st.ops += host_ops(*l);
-      for (const auto& p : l->previous_layer) {
+      for (size_t i = 0; i < l->previous_layer.size(); ++i) {
+        const std::string& p = l->previous_layer[i];
         if (is_constant_name(p) || plan.step(p) == int(k)) continue;
         std::string src = resolve_through(g, plan, p);
-        if (seen.insert(src).second) st.inputs.push_back(src);
+        if (!seen.insert(src).second) continue;
+        st.inputs.push_back(src);
+        if (is_graph_input_name(src)) st.graph_io_bytes += tensor_bytes(l->input_shape, l->input_dtype, i);
       }
-      bool result = false;
-      for (const auto& n : l->next_layer) result = result || is_graph_output_name(n) || plan.step(n) != int(k);
+      bool result = false, output = false;
+      for (const auto& n : l->next_layer) {
+        output = output || is_graph_output_name(n);
+        result = result || is_graph_output_name(n) || plan.step(n) != int(k);
+      }
       if (result) st.results.push_back(l);
+      if (output) st.graph_io_bytes += tensor_bytes(l->output_shape, l->output_dtype, 0);
     }
     std::sort(st.inputs.begin(), st.inputs.end(), [&](const std::string& a, const std::string& b) {
       const Layer* x = g.find(a);

@@ -18,6 +18,9 @@ struct HostStep {
   std::vector<std::string> inputs;    // accelerator layers (or graph inputs) it reads, through pass-throughs; index order
   std::vector<const Layer*> results;  // its layers read by accelerator layers or graph outputs, in layer order
   int64_t ops = 0;                    // host_ops of its layers
+  // DRAM bytes it moves outside the chip's loads and stores: the graph
+  // inputs it reads and its results that are graph outputs (written whole).
+  int64_t graph_io_bytes = 0;
 };
 
 struct HostPlan {

@@ -554,7 +554,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
   host_bytes.assign(net.host_steps.size(), 0);
   host_inputs.assign(net.host_steps.size(), {});
   for (size_t k = 0; k < net.host_steps.size(); ++k) {
-    host_bytes[k] = net.host_steps[k].output_bytes;
+    host_bytes[k] = net.host_steps[k].graph_io_bytes;
     for (int li : net.host_steps[k].inputs)
       for (int pid : layer_wls[size_t(li)]) {
         host_inputs[k].push_back(pid);
@@ -1398,6 +1398,8 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     }
   }
   std::vector<int> first_part(lcost.size(), -1);  // per layer: the leader of its first part
+  // A program without workloads (a network all on the host) still starts and ends.
+  if (program_frame) pc.cycles = std::llround(a.timing.control_cycles) + timing::program_epilogue_cycles(a);
   for (const Op& x : ops) {
     pc.cycles = std::max(pc.cycles, int64_t(std::ceil(std::max(x.end, 0.0) - 1e-9)) +
                                         (program_frame ? timing::program_epilogue_cycles(a) : 0));

@@ -1,4 +1,5 @@
 #include "gemini/network.hpp"
+#include "mapping/mapping_fir.hpp"
 
 #include <algorithm>
 #include <map>
@@ -46,28 +47,21 @@ class Builder {
       index_[l->name] = int(net.layers.size());
       net.layers.push_back(make_layer(*l));
     }
-    if (net.layers.empty()) throw_input_error(at_pointer(file_, "", "the network has no accelerator layer to map"));
     plan_ = fir::host_plan(g_, file_);
     for (const auto& st : plan_.steps) {
       HostStepModel h;
       h.ops = st.ops;
       for (const auto& name : st.inputs)
         if (auto it = index_.find(name); it != index_.end()) h.inputs.push_back(it->second);
-      for (const fir::Layer* l : st.results) {
-        bool output = false;
-        for (const auto& n : l->next_layer) output = output || fir::is_graph_output_name(n);
-        if (output && !l->output_shape.empty()) {
-          int64_t n = 1;
-          for (int64_t d : l->output_shape[0]) n *= d;
-          h.output_bytes += n * elem_bytes(l->output_dtype, 0);
-        }
-      }
+      h.graph_io_bytes = st.graph_io_bytes;
       net.host_steps.push_back(std::move(h));
     }
     for (size_t i = 0; i < net.layers.size(); ++i) connect(net, int(i));
     for (const auto& h : net.host_steps)
       for (int li : h.inputs) net.layers[size_t(li)].to_dram = true;  // the host reads it from DRAM
-    net.batch = net.layers.front().out[0];
+    // A network all on the host maps no layer; its batch is the mapping
+    // format's (mapping::network_of): the first layer's.
+    net.batch = net.layers.empty() ? mapping::network_of(g_).batch : net.layers.front().out[0];
     for (const auto& l : net.layers)
       if (l.out[0] != net.batch)
         throw_input_error(at_pointer(file_, "/" + l.name + "/output_shape",

@@ -44,7 +44,7 @@ struct LayerInput {
 struct HostStepModel {
   std::vector<int> inputs;      // layer indices
   int64_t ops = 0;
-  int64_t output_bytes = 0;     // results written whole for the graph outputs
+  int64_t graph_io_bytes = 0;   // graph inputs read, results written whole for the graph outputs (fir::HostStep)
 };
 
 struct Layer {

@@ -1899,16 +1899,7 @@ std::vector<sir::HostStep> Generator::host_steps() const {
       h.size += bytes;
     }
     std::sort(h.related_ofmap.begin(), h.related_ofmap.end());
-    // Results that are graph outputs are written once, whole.
-    for (const fir::Layer* l : st.results) {
-      bool output = false;
-      for (const auto& n : l->next_layer) output = output || fir::is_graph_output_name(n);
-      if (output && !l->output_shape.empty()) {
-        int64_t n = 1;
-        for (int64_t d : l->output_shape[0]) n *= d;
-        h.size += n * dtype_size(l->output_dtype, 0);
-      }
-    }
+    h.size += st.graph_io_bytes;
     h.time = timing::host_cycles(a_, h.ops, h.size);
     h.transfer_id = host_step_id(int(k));
     out.push_back(std::move(h));

@@ -39,7 +39,6 @@ void throw_if_problems(const std::vector<std::string>& problems) {
 std::vector<std::string> check_structure(const Mapping& m, const std::string& file) {
   Problems out{file, {}};
   if (m.batch < 1) out.add("/batch", "the batch must be >= 1, got " + std::to_string(m.batch));
-  if (m.segments.empty()) out.add("/segments", "a mapping needs at least one segment");
   std::map<std::string, std::string> mapped_at;  // layer -> pointer of its first mapping
   for (size_t s = 0; s < m.segments.size(); ++s) {
     const Segment& seg = m.segments[s];

@@ -323,3 +323,57 @@ TEST_CASE("gemini ends a segment at a host step, so that its mappings build and 
   REQUIRE(r.outputs.size() == want.size());
   for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
 }
+
+TEST_CASE("a network all on the host runs end to end: gemini maps no layer, the program waits for the host") {
+  // Softmax and a transpose: nothing for the chip. The program is a start, a
+  // wait for the one host step (graph input in, graph output out, both in
+  // the step's bytes) and an end; the run takes the step's cycles.
+  static const std::string path = [] {
+    OnnxBuilder b(13);
+    b.input("x", {-1, 4, 3, 5}).output("y", {-1, 3, 4, 5});
+    OnnxBuilder::attr(b.node("Softmax", {"x"}, {"s"}), "axis", int64_t{1});
+    OnnxBuilder::attr(b.node("Transpose", {"s"}, {"y"}), "perm", std::vector<int64_t>{0, 2, 1, 3});
+    std::string p = testing::temp_dir("func_host_models") + "/host_only.onnx";
+    testing::write_file(p, b.bytes());
+    return p;
+  }();
+  for (int batch : {1, 2}) {
+    CAPTURE(batch);
+    const Compiled& c = func_test::compile_model(path, batch, "host_only");
+    REQUIRE(host_layer_names(c.graph).size() == 2);
+    for (const char* arch : {"zebu-1core", "chip-64tops"}) {
+      CAPTURE(arch);
+      const auto& a = arch_named(arch);
+      gemini::Network net = gemini::build_network(c.graph, a, c.fir_path);
+      CHECK(net.layers.empty());
+      gemini::CostModel model(net, a);
+      gemini::SearchOptions so;
+      gemini::SearchResult res = gemini::search(model, so);
+      CHECK(res.plan.segments.empty());
+      mapping::Mapping m = gemini::to_mapping(res.plan, net, a);
+      CHECK(m.segments.empty());
+      CHECK(m.batch == batch);
+      Built b = func_test::build(c, m, a, testing::temp_dir("func_host_only"));
+      CHECK(irgen::check(b.sir, a, &c.graph, "s.json").empty());
+      auto report = assembler::check(b.program, a, "p.asm");
+      CHECK_MESSAGE(report.ok(), report.text("p.asm"));
+      REQUIRE(b.program.size() == 3);
+      CHECK(b.program.instructions[0].op() == isa::Opcode::ct_st);
+      CHECK(b.program.instructions[1].op() == isa::Opcode::ct_hw);
+      CHECK(b.program.instructions[2].op() == isa::Opcode::ct_ed);
+      const int64_t io_bytes = 2 * batch * 4 * 3 * 5 * 2;  // float16 input and output
+      CHECK(b.program.instructions[1].get(isa::Param::HBYTES) == io_bytes);
+      auto steps = step_times(b.program, b.timing, a);
+      REQUIRE(steps.size() == 1);
+      CHECK(steps.begin()->second.done >= steps.begin()->second.cycles);
+      CHECK(end_of(b.timing) - steps.begin()->second.done < 100);
+      // gemini's prediction is the program's run.
+      CHECK(gemini::CostModel(net, a).evaluate(res.plan, true).cycles == end_of(b.timing));
+      func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+      auto want = func_test::interpret(c);
+      REQUIRE(r.outputs.size() == want.size());
+      for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
+      CHECK(r.host_layers_checked == 2);
+    }
+  }
+}

@@ -105,6 +105,8 @@ TEST_CASE("errors against the network") {
   const Case cases[] = {
       {[](Mapping& m) { m.segments[1].layers.erase(m.segments[1].layers.begin() + 2); },  // drop "add"
        {"m.json: /segments: layer \"add\" is not mapped"}},
+      // No segment at all is a mapping only for a network all on the host.
+      {[](Mapping& m) { m.segments.clear(); }, {"m.json: /segments: layer \"conv1\" is not mapped"}},
       {[](Mapping& m) { m.segments[2].layers.push_back({"fc_reshape", {2}, {}, {}}); },
        {"m.json: /segments/2/layers/1/layer: layer \"fc_reshape\" runs on the cpu and is not mapped"}},
       {[](Mapping& m) { m.segments[2].layers.push_back({"softmax", {2}, {}, {}}); },

@@ -171,6 +171,12 @@ const Net kNets[] = {
     {"test_ZeroPad2d", Kind::OnnxTest},
     {"test_ConstantPad2d", Kind::OnnxTest},
     {"tiny_unet", Kind::Torchvision},
+    // Networks all on the host (gemini maps no layer; the program waits for
+    // one host step, or nothing): an identity transpose, a reduction over a
+    // 3-D tensor, softmax.
+    {"test_transpose_all_permutations_0", Kind::OnnxNode},
+    {"test_reduce_mean_keepdims_example", Kind::OnnxNode},
+    {"test_softmax_example", Kind::OnnxNode},
     // SSDlite: backbone and heads on the chip; its box decoding, score
     // thresholds, TopK and NMS (NonZero, GatherND, TopK, If) are cut off. The
     // export writes the batch into the graph (the image list, the per-image
