@@ -124,6 +124,7 @@ isa::YCutMode ycut_of(const std::string& cut_mode) {
   switch (c) {
     case 'W': return isa::YCutMode::CUT_W;
     case 'H': return isa::YCutMode::CUT_H;
+    case 'N': return isa::YCutMode::CUT_N;  // the batch axis (the original's "KN" at batch 16 and 64)
     case 'C': return isa::YCutMode::CUT_C;
     default: return isa::YCutMode::CUT_K;
   }

@@ -92,15 +92,15 @@ std::string_view space_name(Space s) {
 
 bool blocks_overlap(const Block& x, const Block& y) {
   if (x.space != y.space || x.core != y.core || x.empty() || y.empty()) return false;
-  if (x.hi() <= y.lo() || y.hi() <= x.lo()) return false;
+  if (x.wrap <= 0 && y.wrap <= 0 && (x.hi() <= y.lo() || y.hi() <= x.lo())) return false;
   // Extents overlap: compare the byte runs exactly (pixels are visited in
   // increasing address order, runs merged when adjacent).
   auto runs = [](const Block& b) {
     std::vector<std::pair<int64_t, int64_t>> r;
     r.reserve(static_cast<size_t>(std::min<int64_t>(b.pixels(), 1 << 16)));
-    b.for_each([&](int64_t addr, int64_t) {
-      if (!r.empty() && r.back().second == addr) r.back().second = addr + b.bytes;
-      else r.push_back({addr, addr + b.bytes});
+    b.for_each([&](int64_t addr, int64_t, int64_t len) {
+      if (!r.empty() && r.back().second == addr) r.back().second = addr + len;
+      else r.push_back({addr, addr + len});
     });
     std::sort(r.begin(), r.end());
     return r;
@@ -136,6 +136,12 @@ class Planner::Records {
 
   void follow(size_t i, const Step& s) {
     const Instruction& in = p_.prog_.instructions[i];
+    // Weight record runs are followed unwrapped: no program has weights
+    // around the end of L2 (the ring rule is read off an activation store).
+    if (in.op() == Opcode::ldw_mov || in.op() == Opcode::lw_mov)
+      for (const auto* blocks : {&s.reads, &s.writes})
+        for (const Block& b : *blocks)
+          if (b.wrap > 0) p_.fail(i, "weight records that wrap around the end of L2 are not supported");
     switch (in.op()) {
       case Opcode::ldw_mov:
         load(i, map(s.writes[0], kL2), s.writes[0], s.records);
@@ -233,6 +239,14 @@ class Planner::Records {
   // only the bytes written would split runs into a fragment per pixel.)
   void clobber(const Block& b) {
     if (b.empty()) return;
+    if (b.wrap > 0 && b.hi() > b.wrap) {  // the two ends of the ring
+      Block head = b, tail = b;
+      head.n = head.h = head.w = 1, head.bytes = b.wrap - b.lo(), head.wrap = 0;
+      tail.base = 0, tail.n = tail.h = tail.w = 1, tail.bytes = b.hi() - b.wrap, tail.wrap = 0;
+      clobber(head);
+      clobber(tail);
+      return;
+    }
     Map& m = map(b, kL2);
     // Most writes miss every run: decided from the first and last run alone.
     if (m.empty() || b.hi() <= m.front().start || m.back().end <= b.lo()) return;
@@ -313,9 +327,15 @@ int64_t Planner::memory_size(Space s) const {
   return 0;
 }
 
-void Planner::check_block(size_t i, const Block& b, const char* what) const {
+void Planner::check_block(size_t i, Block& b, const char* what) const {
   if (b.empty()) return;
   int64_t size = memory_size(b.space);
+  // L2 is a ring: a block starting inside it may run past its end and
+  // continue at byte 0, as long as it does not come round onto itself.
+  if (b.space == Space::L2 && b.lo() >= 0 && b.lo() < size && b.hi() > size && b.hi() - b.lo() <= size) {
+    b.wrap = size;
+    return;
+  }
   if (b.lo() < 0 || (size >= 0 && b.hi() > size)) {
     if (size < 0)
       fail(i, std::string(what) + " " + std::string(space_name(b.space)) + " bytes " + range_text(b.lo(), b.hi()) +
@@ -634,8 +654,8 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
     default:
       fail(i, "the footprint of this instruction is not known");
   }
-  for (const Block& b : s.reads) check_block(i, b, "reads");
-  for (const Block& b : s.writes) check_block(i, b, "writes");
+  for (Block& b : s.reads) check_block(i, b, "reads");
+  for (Block& b : s.writes) check_block(i, b, "writes");
 }
 
 std::vector<Step> plan_program(const arch::Architecture& a, const isa::Program& p, const Options& o) {

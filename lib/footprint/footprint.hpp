@@ -23,6 +23,7 @@
 // single instructions of more than 2^38 operations.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -42,6 +43,10 @@ std::string_view space_name(Space s);  // "L2", "WL0", "DRAM (weights)", "DRAM (
 // A grid of n x h x w pixels in one memory, `bytes` contiguous bytes each,
 // pixel (a, b, c) at base + a*sn + b*sh + c*sw. Data moved for a block is
 // ordered pixel by pixel in that order.
+//
+// L2 is a ring (formats/ISA_Format.md 9.1): a block that starts inside L2 and
+// runs past its end continues at byte 0. The planner marks such a block with
+// `wrap` = the L2 size; lo() and hi() stay the unwrapped extent.
 struct Block {
   Space space = Space::L2;
   int32_t core = 0;  // L2 / WL0: the core; DRAM: 0
@@ -49,21 +54,39 @@ struct Block {
   int64_t n = 1, h = 1, w = 1;
   int64_t sn = 0, sh = 0, sw = 0;
   int64_t bytes = 0;
+  int64_t wrap = 0;  // > 0: addresses are taken modulo wrap (an L2 block past the end of L2)
 
   int64_t pixels() const { return n * h * w; }
   int64_t size() const { return pixels() * bytes; }
   int64_t lo() const { return base; }  // strides are never negative
   int64_t hi() const { return base + (n - 1) * sn + (h - 1) * sh + (w - 1) * sw + bytes; }
   bool empty() const { return n <= 0 || h <= 0 || w <= 0 || bytes <= 0; }
-  // Calls f(address, offset_in_data) for every pixel.
+  // Calls f(address, offset_in_data, length) for every pixel, in two runs
+  // for a pixel that a wrapping block splits at the end of its memory.
   template <class F>
   void for_each(F&& f) const {
     int64_t off = 0;
     for (int64_t a = 0; a < n; ++a)
       for (int64_t b = 0; b < h; ++b)
-        for (int64_t c = 0; c < w; ++c, off += bytes) f(base + a * sn + b * sh + c * sw, off);
+        for (int64_t c = 0; c < w; ++c, off += bytes) {
+          int64_t addr = base + a * sn + b * sh + c * sw;
+          if (wrap <= 0) {
+            f(addr, off, bytes);
+            continue;
+          }
+          addr %= wrap;
+          const int64_t first = std::min(bytes, wrap - addr);
+          f(addr, off, first);
+          if (first < bytes) f(int64_t(0), off + first, bytes - first);
+        }
   }
 };
+
+// The ring rule of L2 (formats/ISA_Format.md 9.1), for an address of a block
+// the planner accepted (0 <= address < 2 * l2_bytes).
+inline int64_t l2_address(int64_t address, int64_t l2_bytes) {
+  return address < l2_bytes ? address : address - l2_bytes;
+}
 
 // Whether two blocks of the same memory share a byte.
 bool blocks_overlap(const Block& x, const Block& y);
@@ -115,7 +138,7 @@ class Planner {
  private:
   class Records;
   [[noreturn]] void fail(size_t i, const std::string& what) const;
-  void check_block(size_t i, const Block& b, const char* what) const;
+  void check_block(size_t i, Block& b, const char* what) const;
   int64_t memory_size(Space s) const;
   void plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>& last_cfg);
 

@@ -123,6 +123,17 @@ uint8_t* Machine::mem(Space s, int32_t core) {
 
 const uint8_t* Machine::memory(Space s, int32_t core) const { return const_cast<Machine*>(this)->mem(s, core); }
 
+const uint8_t* Machine::l2_run(int32_t core, int64_t address, int64_t len, std::vector<uint8_t>& tmp) {
+  const uint8_t* l2 = mem(Space::L2, core);
+  const int64_t at = footprint::l2_address(address, l2_bytes_);
+  if (at + len <= l2_bytes_) return l2 + at;
+  // A run the ring splits at the end of L2 (the planner accepted it).
+  tmp.resize(size_t(len));
+  std::memcpy(tmp.data(), l2 + at, size_t(l2_bytes_ - at));
+  std::memcpy(tmp.data() + (l2_bytes_ - at), l2, size_t(len - (l2_bytes_ - at)));
+  return tmp.data();
+}
+
 void Machine::write_dram(int64_t address, const std::vector<uint8_t>& bytes) {
   if (address < 0 || address + int64_t(bytes.size()) > memory_size(Space::DramActivations))
     throw Error(kExitInternal, "host result at DRAM byte " + std::to_string(address) + " lies outside the activation space");
@@ -133,7 +144,7 @@ void Machine::read_block(const Block& b, std::vector<uint8_t>& out) const {
   out.resize(size_t(b.size()));
   if (b.empty()) return;
   const uint8_t* m = memory(b.space, b.core);
-  b.for_each([&](int64_t addr, int64_t off) { std::memcpy(out.data() + off, m + addr, size_t(b.bytes)); });
+  b.for_each([&](int64_t addr, int64_t off, int64_t len) { std::memcpy(out.data() + off, m + addr, size_t(len)); });
 }
 
 // ---- planning ------------------------------------------------------------------
@@ -211,7 +222,7 @@ void Machine::finish(size_t i) {
   for (const Block& b : s.writes) {
     if (b.empty()) continue;
     uint8_t* m = mem(b.space, b.core);
-    b.for_each([&](int64_t addr, int64_t o) { std::memcpy(m + addr, data->data() + off + o, size_t(b.bytes)); });
+    b.for_each([&](int64_t addr, int64_t o, int64_t len) { std::memcpy(m + addr, data->data() + off + o, size_t(len)); });
     off += b.size();
   }
   macs_done_ += s.macs;
@@ -233,7 +244,7 @@ void Machine::compute_conv(size_t i, Pending& p) {
   const int64_t kh = kernel[0], kw = kernel[1], sh = stride[0], sw = stride[1];
   const int64_t sphi = in.get(Param::SPHI), spwi = in.get(Param::SPWI), staddr = in.get(Param::STaddr);
   const int32_t padv = int32_t(fm.number(Param::PADV));
-  const uint8_t* l2 = mem(Space::L2, s.core);
+  std::vector<uint8_t> tmp;  // an input run split by the end of L2
   const uint8_t* wl0 = mem(Space::Wl0, s.core) + in.get(Param::SWaddr) * a_.core.wl0_row_bytes;
   int64_t G = 1, dh = 1, dw = 1;
   if (s.cfg[kGp] >= 0) {
@@ -291,7 +302,8 @@ void Machine::compute_conv(size_t i, Pending& p) {
               std::fill(d, d + Cg, 0.0f);
               continue;
             }
-            const uint8_t* x = l2 + staddr + n * ib.sample() + (r - sphi) * ib.row() + (cc - spwi) * ib.pixel + g * Cg;
+            const uint8_t* x =
+                l2_run(s.core, staddr + n * ib.sample() + (r - sphi) * ib.row() + (cc - spwi) * ib.pixel + g * Cg, Cg, tmp);
             for (int64_t c = 0; c < Cg; ++c) d[c] = float(int32_t(int8_t(x[c])) - padv);
           }
         }
@@ -446,7 +458,7 @@ void Machine::compute_vp_pool(size_t i, Pending& p) {
   auto tile = tp.list(Param::Tile), kernel = tp.list(Param::KERNEL), stride = tp.list(Param::STRIDE);
   const int64_t C = tile[0], OH = tile[1], OW = tile[2];
   const int64_t r0 = in.get(Param::IPH), c0 = in.get(Param::IPW), staddr = in.get(Param::STaddr);
-  const uint8_t* l2 = mem(Space::L2, s.core);
+  std::vector<uint8_t> tmp;
   const int oe = out.to_int8 ? 1 : 2;
   p.data.resize(size_t(OH * OW * C * oe));
   for (int64_t oh = 0; oh < OH; ++oh)
@@ -470,7 +482,7 @@ void Machine::compute_vp_pool(size_t i, Pending& p) {
             const int64_t cc = c0 + ow * stride[1] + b * dw;
             const bool inside = r >= 0 && r < ib.h && cc >= 0 && cc < ib.w;
             if (!inside && !is_max && (pad == 0.0f || inside_divisor)) continue;  // a zero pad adds nothing
-            float t = inside ? x(l2 + staddr + (r - r0) * ib.row() + (cc - c0) * ib.pixel + c * ib.elem) : pad;
+            float t = inside ? x(l2_run(s.core, staddr + (r - r0) * ib.row() + (cc - c0) * ib.pixel + c * ib.elem, ib.elem, tmp)) : pad;
             acc = is_max ? std::max(acc, t) : int8::avg_pool_step(acc, t, k);
           }
         }
@@ -510,9 +522,9 @@ void Machine::compute_vp_resize(size_t i, Pending& p) {
   auto tile = tp.list(Param::Tile);
   const int64_t C = tile[0], OH = tile[1], OW = tile[2];
   const int64_t staddr = in.get(Param::STaddr);
-  const uint8_t* l2 = mem(Space::L2, s.core);
+  std::vector<uint8_t> tmp;
   auto at = [&](int64_t r, int64_t c, int64_t ch) {
-    return x(l2 + staddr + (r - io[0]) * ib.row() + (c - io[1]) * ib.pixel + ch * ib.elem);
+    return x(l2_run(s.core, staddr + (r - io[0]) * ib.row() + (c - io[1]) * ib.pixel + ch * ib.elem, ib.elem, tmp));
   };
   const int oe = out.to_int8 ? 1 : 2;
   p.data.resize(size_t(OH * OW * C * oe));

@@ -85,6 +85,9 @@ class Machine {
   [[noreturn]] void fail(size_t i, const std::string& what) const;
   const isa::Instruction& cfg(size_t i, Cfg c) const { return prog_.instructions[size_t(steps_[i].cfg[c])]; }
   uint8_t* mem(Space s, int32_t core);
+  // `len` bytes of a core's L2 from `address` on, around the ring (footprint::l2_address):
+  // a pointer into L2, or into `tmp` when the end of L2 splits them.
+  const uint8_t* l2_run(int32_t core, int64_t address, int64_t len, std::vector<uint8_t>& tmp);
 
   void compute_conv(size_t i, Pending& p);
   void compute_vp_self(size_t i, Pending& p);

@@ -20,7 +20,8 @@ constexpr EnumMember kActMode[] = {{"DISABLE", 0}, {"RELU", 1}, {"CLIP", 2}, {"L
 constexpr EnumMember kCMPS[] = {{"DEFAULT", 0}, {"MAX", 1}};
 constexpr EnumMember kDefaultOnly[] = {{"DEFAULT", 0}};
 constexpr EnumMember kXCutMode[] = {{"CUT_K", 3}};
-constexpr EnumMember kYCutMode[] = {{"CUT_W", 0}, {"CUT_H", 1}, {"CUT_K", 3}, {"CUT_C", 4}};
+// CUT_N (the batch axis) appears in the original's programs at batch 16 and 64.
+constexpr EnumMember kYCutMode[] = {{"CUT_W", 0}, {"CUT_H", 1}, {"CUT_N", 2}, {"CUT_K", 3}, {"CUT_C", 4}};
 
 struct EnumClassInfo {
   std::string_view name;
@@ -61,6 +62,7 @@ static_assert(member_is(EnumClass::ActMode, "CLIP", static_cast<int32_t>(ActMode
 static_assert(member_is(EnumClass::ActMode, "LEAKY_RELU", static_cast<int32_t>(ActMode::LEAKY_RELU)));
 static_assert(member_is(EnumClass::CMPS, "MAX", static_cast<int32_t>(CMPS::MAX)));
 static_assert(member_is(EnumClass::YCutMode, "CUT_C", static_cast<int32_t>(YCutMode::CUT_C)));
+static_assert(member_is(EnumClass::YCutMode, "CUT_N", static_cast<int32_t>(YCutMode::CUT_N)));
 static_assert(member_is(EnumClass::XCutMode, "CUT_K", static_cast<int32_t>(XCutMode::CUT_K)));
 
 // --- Parameters -------------------------------------------------------------

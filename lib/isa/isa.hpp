@@ -63,7 +63,8 @@ enum class MG0S : int32_t { DEFAULT = 0 };
 enum class SUMM : int32_t { DEFAULT = 0 };
 enum class QSMD : int32_t { DEFAULT = 0 };
 enum class XCutMode : int32_t { CUT_K = 3 };
-enum class YCutMode : int32_t { CUT_W = 0, CUT_H = 1, CUT_K = 3, CUT_C = 4 };
+// CUT_N: the original's programs at batch 16 and 64 (formats/ISA_Format.md, section 6).
+enum class YCutMode : int32_t { CUT_W = 0, CUT_H = 1, CUT_N = 2, CUT_K = 3, CUT_C = 4 };
 
 // vp_self / vp_pool LUT codes: the VP operation. 16, 17, 18 and 56 are the
 // reference programs'; the others are our extension (formats/ISA_Format.md,

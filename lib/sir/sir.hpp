@@ -182,7 +182,7 @@ struct WeightBuffer {
 struct Tile {
   std::optional<Coord> act_mini_tile;       // PE mini tile of the input, [n, c, h, w]
   std::optional<int64_t> ci_cut_num;        // input-channel cuts
-  std::optional<std::string> cut_mode;      // "KC", "KH", "KW", "KK"
+  std::optional<std::string> cut_mode;      // "KC", "KH", "KW", "KK", "KN"
   Coord ifmap_lower{}, ifmap_upper{};
   std::optional<Coord> ifmap_lower2, ifmap_upper2;  // second input (element-wise layers)
   std::optional<std::string> layer_name;

@@ -160,7 +160,7 @@ TEST_CASE("asm --check reports addresses outside the architecture") {
   size_t at = 0;
   for (; at < prog.size(); ++at)
     if (prog.instructions[at].op() == isa::Opcode::lda_mov) {
-      prog.instructions[at].set(isa::Param::DTaddr, arch.core.l2_bytes - 16);
+      prog.instructions[at].set(isa::Param::DTaddr, arch.core.l2_bytes + 16);  // inside, it would wrap (L2 is a ring)
       break;
     }
   REQUIRE(at < prog.size());
@@ -171,7 +171,7 @@ TEST_CASE("asm --check reports addresses outside the architecture") {
   } catch (const Error& e) {
     CHECK(e.code() == kExitInvalidInput);
     std::string want = "x.asm:" + std::to_string(at + 1) + ": lda_mov: writes L2 of core 0 bytes [" +
-                       std::to_string(arch.core.l2_bytes - 16) + ", ";
+                       std::to_string(arch.core.l2_bytes + 16) + ", ";
     CHECK_MESSAGE(std::string(e.what()).rfind(want, 0) == 0, e.what());
     CHECK(std::string(e.what()).find("outside the " + std::to_string(arch.core.l2_bytes) + " bytes there") != std::string::npos);
   }

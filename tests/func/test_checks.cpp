@@ -171,8 +171,9 @@ TEST_CASE("damaged programs of grouped convolutions: asm --check, the timing run
   }
   SUBCASE("a pe_conv's DTaddr past the end of L2") {
     isa::Program p = good;
-    p.instructions[g.conv].set(isa::Param::DTaddr, l2 - 16);
-    all_refuse(judge(c, b, p, a), at(g.conv, "pe_conv") + "writes L2 of core 0 bytes [" + std::to_string(l2 - 16) + ", ",
+    // (One starting 16 bytes before the end would wrap round to byte 0: L2 is a ring.)
+    p.instructions[g.conv].set(isa::Param::DTaddr, l2 + 16);
+    all_refuse(judge(c, b, p, a), at(g.conv, "pe_conv") + "writes L2 of core 0 bytes [" + std::to_string(l2 + 16) + ", ",
                "outside the " + std::to_string(l2) + " bytes there");
   }
   SUBCASE("a pe_conv's STaddr past the end of L2") {

@@ -57,6 +57,7 @@ TEST_CASE("enumerations carry the hardware encodings") {
   CHECK(find_enum_member(EnumClass::YCutMode, "CUT_W")->value == 0);
   CHECK(find_enum_member(EnumClass::YCutMode, "CUT_H")->value == 1);
   CHECK(find_enum_member(EnumClass::YCutMode, "CUT_K")->value == 3);
+  CHECK(find_enum_member(EnumClass::YCutMode, "CUT_N")->value == 2);  // the batch axis (programs at batch 16 and 64)
   CHECK(find_enum_member(EnumClass::YCutMode, "CUT_C")->value == 4);
   CHECK(find_enum_value(EnumClass::ActMode, 1)->name == "RELU");
   CHECK(find_enum_class("CMPS") == EnumClass::CMPS);
