@@ -51,17 +51,9 @@ class Builder {
     for (const auto& st : plan_.steps) {
       HostStepModel h;
       h.ops = st.ops;
+      h.output_bytes = st.output_bytes;
       for (const auto& name : st.inputs)
         if (auto it = index_.find(name); it != index_.end()) h.inputs.push_back(it->second);
-      for (const fir::Layer* l : st.results) {
-        bool output = false;
-        for (const auto& n : l->next_layer) output = output || fir::is_graph_output_name(n);
-        if (output && !l->output_shape.empty()) {
-          int64_t n = 1;
-          for (int64_t d : l->output_shape[0]) n *= d;
-          h.output_bytes += n * elem_bytes(l->output_dtype, 0);
-        }
-      }
       net.host_steps.push_back(std::move(h));
     }
     for (size_t i = 0; i < net.layers.size(); ++i) connect(net, int(i));

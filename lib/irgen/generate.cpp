@@ -1885,7 +1885,7 @@ std::vector<sir::HostStep> Generator::host_steps() const {
   for (size_t k = 0; k < host_.steps.size(); ++k) {
     const fir::HostStep& st = host_.steps[k];
     sir::HostStep h;
-    for (const fir::Layer* l : st.layers) h.layers.push_back(l->name);
+    h.layers = st.names();
     h.ops = st.ops;
     for (const auto& d : dram_in_)
       if (std::find(st.inputs.begin(), st.inputs.end(), d.layer_name) != st.inputs.end()) {
@@ -1899,16 +1899,7 @@ std::vector<sir::HostStep> Generator::host_steps() const {
       h.size += bytes;
     }
     std::sort(h.related_ofmap.begin(), h.related_ofmap.end());
-    // Results that are graph outputs are written once, whole.
-    for (const fir::Layer* l : st.results) {
-      bool output = false;
-      for (const auto& n : l->next_layer) output = output || fir::is_graph_output_name(n);
-      if (output && !l->output_shape.empty()) {
-        int64_t n = 1;
-        for (int64_t d : l->output_shape[0]) n *= d;
-        h.size += n * dtype_size(l->output_dtype, 0);
-      }
-    }
+    h.size += st.output_bytes;  // results that are graph outputs, written once, whole
     h.time = timing::host_cycles(a_, h.ops, h.size);
     h.transfer_id = host_step_id(int(k));
     out.push_back(std::move(h));
