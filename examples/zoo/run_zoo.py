@@ -55,7 +55,7 @@ TORCHVISION = ["mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0", "regnet_
                "lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50",
                "tiny_unet",  # tiny_unet: export_torchvision.py's own small U-Net (ConvTranspose2d, reflect padding)
                "convnext_tiny", "vit_b_16",
-               "ssdlite320_mobilenet_v3_large"]  # up to its post-processing (ONNX2FIR_ARGS)
+               "ssdlite320_mobilenet_v3_large"]  # post-processing on the host (the FIR's host graph)
 TFLITE = ["mobilenet_v2_quantized_1x3x224x224", "person_detect", "hello_world_int8"]
 ONNX_TESTS = ["test_Conv2d", "test_Conv2d_strided", "test_Conv2d_padding", "test_Conv2d_depthwise",
               "test_Conv2d_depthwise_padded", "test_Conv2d_depthwise_strided", "test_Conv2d_depthwise_with_multiplier",
@@ -308,10 +308,9 @@ class Runner:
 # [T, N*H, D/H]): exported at each batch instead of resized by onnx2fir --batch.
 EXPORT_AT_BATCH = {"shufflenet_v2_x1_0", "vit_b_16", "ssdlite320_mobilenet_v3_large"}
 
-# onnx2fir options of a network: SSDlite's box decoding, score thresholds,
-# TopK and NMS have data-dependent shapes; --cut-postprocess compiles it up
-# to them (the FIR's outputs are the heads' outputs).
-ONNX2FIR_ARGS = {"ssdlite320_mobilenet_v3_large": ["--cut-postprocess"]}
+# The FIR member holding a post-processing of data-dependent shapes (SSDlite's
+# box decoding, score thresholds, TopK and NMS), which the host runs.
+HOST_GRAPH = "$host_graph"
 
 
 def export_model(r, net, batch=1):
@@ -347,7 +346,7 @@ def compile_fir(r, net, batch, case_dir):
     fir_path = os.path.join(case_dir, net.name + ".fir.json")
     data = os.path.join(case_dir, "data")
     cmd = [r.tool("onnx2fir"), model, "--batch", str(batch), "--calib-random", "8", "--data-dir", "data",
-           "-o", os.path.basename(fir_path), "--quiet"] + ONNX2FIR_ARGS.get(net.name, [])
+           "-o", os.path.basename(fir_path), "--quiet"]
     if net.kind == "onnx-node":
         # The operator's parameters (inputs 1, 2, ... of the test set) as constants.
         k = 1
@@ -359,7 +358,8 @@ def compile_fir(r, net, batch, case_dir):
         raise StageError("onnx2fir", first)
     with open(fir_path) as f:
         fir = json.load(f)
-    return fir, fir_path, data
+    host_graph = fir.pop(HOST_GRAPH, None)  # the rest are layers
+    return fir, fir_path, data, host_graph
 
 
 class StageError(Exception):
@@ -424,8 +424,12 @@ def run_arch(r, net, batch, arch, fir, fir_path, data, info):
     # Functional: the whole network (host layers run by the reference interpreter), onnx2fir's golden input.
     outputs = graph_outputs(fir)
     host = sorted(n for n, l in fir.items() if l["device"] == "cpu")
-    if host:
-        res["functional_note"] = "host layers " + ", ".join(host)
+    notes = ["host layers " + ", ".join(host)] if host else []
+    if info.get("host_graph_outputs"):
+        notes.append(f"host graph of {info['host_graph_nodes']} nodes: "
+                     f"{len(info['host_graph_outputs'])} model outputs equal to their goldens")
+    if notes:
+        res["functional_note"] = "; ".join(notes)
     inputs = [os.path.join(data_rel, f) for f in graph_input_files(fir)]
     cmd = [r.tool("zebusim"), "model.asm", "--arch", arch, "--functional", "--fir", fir_rel, "--fir-data", data_rel,
            "--sir", "model.sir.json"]
@@ -457,6 +461,15 @@ def run_arch(r, net, batch, arch, fir, fir_path, data, info):
         diff = compare_npy(got, os.path.join(data, golden))
         if diff:
             problems.append(f"{name} differs from the interpreter's {golden}: {diff}")
+    # The host graph's outputs (the model's), written as their goldens are named.
+    for golden in info.get("host_graph_outputs", []):
+        got = os.path.join(d, "outputs", golden)
+        if not os.path.exists(got):
+            problems.append(f"zebusim wrote no {golden}")
+            continue
+        diff = compare_npy(got, os.path.join(data, golden))
+        if diff:
+            problems.append(f"the host graph's {golden} differs from its golden: {diff}")
     if problems:
         res["functional"] = "; ".join(problems)
         return fail("functional", res["functional"])
@@ -472,8 +485,11 @@ def run_network_batch(r, net, batch, archs):
     r.note(f"{net.name} b{batch}: start")
     results = []
     try:
-        fir, fir_path, data = compile_fir(r, net, batch, case_dir)
+        fir, fir_path, data, host_graph = compile_fir(r, net, batch, case_dir)
         info = fir_summary(fir)
+        if host_graph:
+            info["host_graph_nodes"] = len(host_graph["nodes"])
+            info["host_graph_outputs"] = [o["file"] for o in host_graph["outputs"]]
     except StageError as e:
         skipped = net.kind in ("tflite", "onnx-node") and batch != 1 and e.stage == "onnx2fir"
         for arch in archs:

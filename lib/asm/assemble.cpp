@@ -18,6 +18,7 @@
 #include "asm/asm.hpp"
 #include "asm/builder.hpp"
 #include "asm/dram_layout.hpp"
+#include "fir/host_graph.hpp"
 #include "fir/resize.hpp"
 #include "support/error.hpp"
 
@@ -2083,9 +2084,13 @@ void layout_dram(Shared& sh) {
       for (int64_t t : h.related_ofmap) sh.host_of_load[t] = &h;
       if (h.related_ofmap.empty() && !h.related_ifmap.empty()) sh.host_tail_store[h.related_ifmap.back()] = &h;
       if (h.related_ofmap.empty() && h.related_ifmap.empty()) sh.free_steps.push_back(&h);
+      // The step's slyr: its first layer's, or, for the host graph alone,
+      // one past the last layer (formats/ISA_Format.md, 5a).
       const fir::Layer* first = h.layers.empty() ? nullptr : sh.g.find(h.layers[0]);
-      if (!first) fail(sh.o, "/-1/host", "host step " + std::to_string(h.transfer_id) + " names no layer of the Frontend IR");
-      sh.host_slyr[h.transfer_id] = int32_t(first->layer_index);
+      const bool graph_only = h.layers.size() == 1 && h.layers[0] == fir::kHostGraphKey && sh.g.host_graph();
+      if (!first && !graph_only)
+        fail(sh.o, "/-1/host", "host step " + std::to_string(h.transfer_id) + " names no layer of the Frontend IR");
+      sh.host_slyr[h.transfer_id] = first ? int32_t(first->layer_index) : int32_t(sh.g.size());
     }
   for (const auto& r : lay.stores) {
     sh.store_dram[r.transfer_id] = act(r);

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "fir/fir.hpp"
+#include "fir/host_graph.hpp"
 
 #include "interp/int8_ops.hpp"  // header only: the interpreter's requantization arithmetic
 #include "fir/fir_ops.hpp"
@@ -321,6 +322,11 @@ bool is_constant_name(std::string_view n) {
 // ---- Graph ------------------------------------------------------------------
 
 Graph::Graph(std::vector<Layer> layers) : layers_(std::move(layers)) { reindex(); }
+
+bool Graph::operator==(const Graph& o) const {
+  if (layers_ != o.layers_ || (host_graph_ == nullptr) != (o.host_graph_ == nullptr)) return false;
+  return !host_graph_ || *host_graph_ == *o.host_graph_;
+}
 
 void Graph::add(Layer layer) {
   by_name_.emplace(layer.name, layers_.size());

@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -229,6 +230,8 @@ bool is_graph_input_name(std::string_view name);   // "input1", "input2", ...
 bool is_graph_output_name(std::string_view name);  // "output1", ...
 bool is_constant_name(std::string_view name);      // "constant_497", "GlobalAveragePool_119_1_constant1"
 
+struct HostGraph;
+
 class Graph {
  public:
   Graph() = default;
@@ -253,10 +256,17 @@ class Graph {
   std::vector<const Layer*> input_layers() const;
   std::vector<const Layer*> output_layers() const;
 
-  bool operator==(const Graph& o) const { return layers_ == o.layers_; }
+  // The host graph (member "$host_graph", fir/host_graph.hpp): a
+  // post-processing of data-dependent shapes the host runs after the FIR
+  // outputs it reads are stored; nullptr when the network has none.
+  const HostGraph* host_graph() const { return host_graph_.get(); }
+  void set_host_graph(std::shared_ptr<const HostGraph> hg) { host_graph_ = std::move(hg); }
+
+  bool operator==(const Graph& o) const;
 
  private:
   std::vector<Layer> layers_;
+  std::shared_ptr<const HostGraph> host_graph_;
   std::map<std::string, size_t, std::less<>> by_name_;  // first layer of each name
 };
 
@@ -355,6 +365,9 @@ std::optional<std::vector<MovePiece>> move_pieces(const Layer& l, const std::arr
 // Whether input i of a data movement layer needs requantizing (its
 // quantization or element type differs from the output's).
 bool move_requantizes(const Layer& l, size_t input);
+
+// "[1, 3, 224, 224]", for messages.
+std::string shape_text(const Shape& s);
 
 // Expected output shape of a layer from its inputs and attributes; nullopt
 // when the operation does not determine it (reshape, unknown ops) or inputs

@@ -5,17 +5,18 @@
 
 #include "fir/fir.hpp"
 #include "fir/fir_ops.hpp"
+#include "fir/host_graph.hpp"
 #include "support/error.hpp"
 
 namespace cct::fir {
-
-namespace {
 
 std::string shape_text(const Shape& s) {
   std::string t = "[";
   for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
   return t + "]";
 }
+
+namespace {
 
 // Output size of one spatial axis of a sliding window.
 std::optional<int64_t> window_out(int64_t in, int64_t pad_lo, int64_t pad_hi, int64_t k, int64_t stride,
@@ -464,7 +465,16 @@ class Checker {
 
 }  // namespace
 
-std::vector<std::string> check(const Graph& g, const std::string& file) { return Checker(g, file).run(); }
+std::vector<std::string> check(const Graph& g, const std::string& file) {
+  std::vector<std::string> out = Checker(g, file).run();
+  for (const auto& l : g.layers())
+    if (l.name.starts_with('$')) out.push_back(at_pointer(file, "/" + l.name, "layer names may not begin with '$' (reserved for sections such as " + std::string(kHostGraphKey) + ")"));
+  if (const HostGraph* hg = g.host_graph()) {
+    auto more = check_host_graph(*hg, g, file);
+    out.insert(out.end(), more.begin(), more.end());
+  }
+  return out;
+}
 
 void validate(const Graph& g, const std::string& file) {
   auto problems = check(g, file);

@@ -4,6 +4,7 @@
 
 #include "fir/fir.hpp"
 #include "fir/fir_ops.hpp"
+#include "fir/host_graph.hpp"
 #include "support/error.hpp"
 #include "support/io.hpp"
 #include "support/json_emit.hpp"
@@ -556,6 +557,7 @@ constexpr Kind json_kind(const GraphView&) { return Kind::Object; }
 template <class F>
 void for_each_member(const GraphView& v, F&& f) {
   for (const auto& l : v.g->layers()) f(std::string_view(l.name), LayerView{&l});
+  if (const HostGraph* hg = v.g->host_graph()) f(kHostGraphKey, to_json(*hg));
 }
 
 Graph parse_fir(std::string_view text, const std::string& file, const ReadOptions& opts) {
@@ -567,8 +569,11 @@ Graph parse_fir(std::string_view text, const std::string& file, const ReadOption
   Graph g;
   g.mutable_layers().reserve(doc.MemberCount());
   for (auto m = doc.MemberBegin(); m != doc.MemberEnd(); ++m) {
-    RapidCursor layer = root.member(m);
-    g.mutable_layers().push_back(read_layer(layer, std::string_view(m->name.GetString(), m->name.GetStringLength())));
+    RapidCursor member = root.member(m);
+    const std::string_view key(m->name.GetString(), m->name.GetStringLength());
+    if (key == kHostGraphKey) g.set_host_graph(std::make_shared<HostGraph>(read_host_graph(member)));
+    else if (key.starts_with('$')) member.fail("unknown section (keys beginning with '$' are reserved; layers are named otherwise)");
+    else g.mutable_layers().push_back(read_layer(member, key));
   }
   g.reindex();
   if (opts.validate_semantics) validate(g, file);
@@ -595,6 +600,7 @@ Json to_json(const Graph& g) {
   Json::Object o;
   o.reserve(g.size());
   for (const auto& l : g.layers()) o.emplace_back(l.name, to_json(l));
+  if (const HostGraph* hg = g.host_graph()) o.emplace_back(std::string(kHostGraphKey), to_json(*hg));
   return Json(std::move(o));
 }
 

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <set>
 
+#include "fir/host_graph.hpp"
 #include "support/error.hpp"
 
 namespace cct::fir {
@@ -24,6 +25,13 @@ int64_t tensor_bytes(const std::vector<Shape>& shapes, const std::vector<std::st
 }
 
 }  // namespace
+
+std::vector<std::string> HostStep::names() const {
+  std::vector<std::string> out;
+  for (const Layer* l : layers) out.push_back(l->name);
+  if (host_graph) out.emplace_back(kHostGraphKey);
+  return out;
+}
 
 int64_t host_ops(const Layer& l) {
   int64_t ops = 0;
@@ -92,6 +100,26 @@ HostPlan host_plan(const Graph& g, const std::string& file) {
     plan.steps[size_t(it->second)].layers.push_back(l);
     plan.step_of[l->name] = it->second;
   }
+  // The host graph reads graph outputs: through pass-throughs, accelerator
+  // layers (from DRAM) or host layers (whose step it joins; the first such).
+  const HostGraph* hg = g.host_graph();
+  std::vector<std::string> graph_reads;
+  if (hg) {
+    int joined = -1;
+    for (const auto& in : hg->inputs) {
+      const Layer* l = output_layer(g, in.from);
+      if (!l) continue;
+      const std::string src = resolve_through(g, plan, l->name);
+      graph_reads.push_back(src);
+      if (joined < 0) joined = plan.step(src);
+    }
+    if (joined < 0) {
+      joined = int(plan.steps.size());
+      plan.steps.emplace_back();
+    }
+    plan.steps[size_t(joined)].host_graph = true;
+    plan.step_of[std::string(kHostGraphKey)] = joined;
+  }
   for (size_t k = 0; k < plan.steps.size(); ++k) {
     HostStep& st = plan.steps[k];
     std::set<std::string> seen;
@@ -112,6 +140,13 @@ HostPlan host_plan(const Graph& g, const std::string& file) {
       }
       if (result) st.results.push_back(l);
       if (output) st.graph_io_bytes += tensor_bytes(l->output_shape, l->output_dtype, 0);
+    }
+    if (st.host_graph) {
+      const HostGraphCost c = host_graph_cost(*hg, g);
+      st.ops += c.ops;
+      st.graph_io_bytes += c.output_bytes;
+      for (const auto& src : graph_reads)
+        if (plan.step(src) != int(k) && seen.insert(src).second) st.inputs.push_back(src);
     }
     std::sort(st.inputs.begin(), st.inputs.end(), [&](const std::string& a, const std::string& b) {
       const Layer* x = g.find(a);

@@ -17,10 +17,14 @@ struct HostStep {
   std::vector<const Layer*> layers;   // the cpu layers it runs, in layer_index order
   std::vector<std::string> inputs;    // accelerator layers (or graph inputs) it reads, through pass-throughs; index order
   std::vector<const Layer*> results;  // its layers read by accelerator layers or graph outputs, in layer order
-  int64_t ops = 0;                    // host_ops of its layers
+  bool host_graph = false;            // it also runs the FIR's host graph (after its layers)
+  int64_t ops = 0;                    // host_ops of its layers (and host_graph_cost's ops)
   // DRAM bytes it moves outside the chip's loads and stores: the graph
-  // inputs it reads and its results that are graph outputs (written whole).
+  // inputs it reads and what it writes whole for the graph outputs (its
+  // results, the host graph's outputs).
   int64_t graph_io_bytes = 0;
+  // The names the Scheduler IR lists for it: its layers, then kHostGraphKey.
+  std::vector<std::string> names() const;
 };
 
 struct HostPlan {
@@ -40,7 +44,9 @@ struct HostPlan {
 // (the chip stores [N, K, 1, 1] and [N, K] alike), so readers read its input.
 // The other cpu layers form host steps: each connected group of them (joined
 // by cpu-to-cpu edges) is one step, which reads accelerator results from DRAM
-// and writes its results back for the accelerator or the graph outputs.
+// and writes its results back for the accelerator or the graph outputs. The
+// host graph (fir/host_graph.hpp) joins the step of the host layers whose
+// graph outputs it reads, or is a step of its own, the last.
 // Errors name `file` and the layer (a step that feeds itself through the
 // accelerator).
 HostPlan host_plan(const Graph& g, const std::string& file);

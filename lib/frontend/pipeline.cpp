@@ -8,6 +8,7 @@
 #include <set>
 
 #include "fir/fir.hpp"
+#include "fir/host_graph.hpp"
 #include "frontend/graph_passes.hpp"
 #include "frontend/lower.hpp"
 #include "frontend/quantize.hpp"
@@ -15,6 +16,7 @@
 #include "frontend/torchscript.hpp"
 #include "interp/fir_exec.hpp"
 #include "interp/float_interp.hpp"
+#include "interp/host_graph.hpp"
 #include "support/error.hpp"
 #include "support/io.hpp"
 
@@ -183,6 +185,8 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
     if (progress) progress(s);
   };
   CompileResult res;
+  std::shared_ptr<const fir::HostGraph> host_graph;  // the post-processing, run on the host
+  std::vector<std::pair<std::string, NpyArray>> host_files;
   check_tensor_sizes(graph);
   simplify(graph);
   check_tensor_sizes(graph);  // shapes completed by running the graph
@@ -196,22 +200,47 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
                                        interp::shape_str(graph.value(v).shape);
     const std::string what = std::to_string(pp.nodes.size()) + " node(s) of post-processing from " + pp.first +
                              " on (" + op_list + ")";
-    if (!opt.cut_postprocess)
-      throw_input_error(graph.source + ": " + what +
-                        " have data-dependent shapes, which the FIR cannot express; --cut-postprocess compiles the "
-                        "network up to their inputs (" + in_list + ") and leaves them out");
+    for (int v : pp.inputs)
+      if (graph.value(v).producer < 0)
+        throw_input_error(graph.source + ": the post-processing (" + what + ") reads the network input '" +
+                          graph.value(v).name + "', which the FIR does not pass on to the host");
+    // The FIR's outputs: the model's outputs the post-processing does not
+    // compute, then the values it reads.
     std::vector<int> outs;
     std::set<int> cut(pp.nodes.begin(), pp.nodes.end());
     for (int v : graph.outputs)
       if (graph.value(v).producer < 0 || !cut.count(graph.value(v).producer)) outs.push_back(v);
+    std::vector<int> computed;
     std::string dropped;
     for (int v : graph.outputs)
-      if (std::find(outs.begin(), outs.end(), v) == outs.end()) dropped += (dropped.empty() ? "'" : ", '") + graph.value(v).name + "'";
-    for (int v : pp.inputs)
-      if (std::find(outs.begin(), outs.end(), v) == outs.end()) outs.push_back(v);
-    res.cut_off.push_back("cut off (--cut-postprocess): " + what + ", computing output(s) " + dropped);
-    res.cut_off.push_back("the FIR's outputs are instead its inputs: " + in_list);
-    for (const auto& c : res.cut_off) res.notes.push_back(c);
+      if (std::find(outs.begin(), outs.end(), v) == outs.end()) {
+        computed.push_back(v);
+        dropped += (dropped.empty() ? "'" : ", '") + graph.value(v).name + "'";
+      }
+    std::vector<std::string> from;
+    for (int v : pp.inputs) {
+      auto at = std::find(outs.begin(), outs.end(), v);
+      if (at == outs.end()) at = outs.insert(outs.end(), v);
+      from.push_back("output" + std::to_string(at - outs.begin() + 1));
+    }
+    if (opt.cut_postprocess) {
+      res.postprocess.push_back("cut off (--cut-postprocess): " + what + ", computing output(s) " + dropped);
+      res.postprocess.push_back("the FIR's outputs are instead its inputs: " + in_list);
+    } else {
+      std::vector<std::string> golden;
+      for (size_t k = 0; k < computed.size(); ++k) {
+        if (graph.value(computed[k]).dtype == interp::DType::Unknown)
+          throw_input_error(graph.source + ": model output '" + graph.value(computed[k]).name +
+                            "' has no declared element type (the host graph's outputs need one)");
+        golden.push_back("host_graph_output" + std::to_string(k + 1) + ".npy");
+      }
+      host_graph = std::make_shared<fir::HostGraph>(interp::make_host_graph(
+          graph, pp.nodes, pp.inputs, from, computed, golden, dynamic_values(graph), host_files));
+      res.postprocess.push_back("on the host (" + std::string(fir::kHostGraphKey) + ", data-dependent shapes): " + what +
+                                ", computing output(s) " + dropped);
+      res.postprocess.push_back("it reads the FIR's outputs " + in_list);
+    }
+    for (const auto& c : res.postprocess) res.notes.push_back(c);
     graph.outputs = outs;
     graph.prune();
     if (graph.outputs.empty() || dynamic_values(graph) != std::vector<char>(graph.values.size(), 0))
@@ -281,6 +310,10 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
   qo.calibrator = opt.calibrator;
   qo.percentile = opt.percentile;
   QuantizedModel q = quantize(m, stats, qo, &graph);
+  if (host_graph) {
+    q.fir.set_host_graph(host_graph);
+    for (auto& f : host_files) q.files.push_back(std::move(f));
+  }
   auto problems = fir::check(q.fir, "<onnx2fir output>");
   if (!problems.empty()) {
     std::string msg = "the generated FIR is invalid (a bug in onnx2fir):";
@@ -294,15 +327,16 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
 
   std::map<std::string, const NpyArray*> by_name;
   for (const auto& [n, a] : res.files) by_name[n] = &a;
-  interp::FirExecutor exec(q.fir, [&](const std::string& f) -> NpyArray {
+  const interp::FirExecutor::Loader load = [&](const std::string& f) -> NpyArray {
     auto it = by_name.find(f);
     if (it == by_name.end()) throw_input_error(f + ": not among the model files");
     return *it->second;
-  });
+  };
+  interp::FirExecutor exec(q.fir, load);
 
   if (opt.golden) {
     std::set<std::string> written;
-    exec.run(make_batch(samples, graph, 0), [&](const fir::Layer& l, const std::vector<const interp::QTensor*>& in,
+    auto outputs = exec.run(make_batch(samples, graph, 0), [&](const fir::Layer& l, const std::vector<const interp::QTensor*>& in,
                                                  const interp::QTensor& out) {
       for (const auto& [role, file] : l.file_list) {
         if (by_name.count(file) || written.count(file)) continue;
@@ -317,6 +351,13 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
         written.insert(file);
       }
     });
+    // The model's outputs: the host graph on the FIR's (quantized) outputs.
+    if (host_graph) {
+      interp::HostGraphRunner host(q.fir, load, "<onnx2fir output>");
+      auto results = host.run([&](const fir::Layer&, const std::string& output) { return outputs.at(fir::graph_output_position(output)); });
+      for (size_t k = 0; k < results.size(); ++k)
+        res.golden.push_back({host_graph->outputs[k].file, interp::tensor_to_npy(results[k], "model output '" + host_graph->outputs[k].name + "'")});
+    }
     say("golden activations for " + std::to_string(res.golden.size()) + " tensors");
   }
 

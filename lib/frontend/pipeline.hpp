@@ -30,9 +30,10 @@ struct CompileOptions {
   bool report = false;       // compare float and INT8 layer by layer on every calibration batch
   bool validate = true;
   std::string output_dtype = "float16";  // of the float tensors reaching the graph outputs
-  // Compile up to the inputs of the post-processing (find_post_processing:
-  // data-dependent operators and what only they read) and leave it out: the
-  // FIR's outputs are its inputs. Without it such a graph is refused.
+  // A post-processing (find_post_processing: data-dependent operators and
+  // what only they read) becomes the FIR's host graph, run by the host on
+  // the FIR's outputs; cut_postprocess leaves it out instead (the FIR's
+  // outputs are its inputs).
   bool cut_postprocess = false;
 };
 
@@ -88,8 +89,9 @@ struct CompileResult {
   double float16_output_cosine = 1.0, float16_output_euclidean = 1.0;
   int calibration_samples = 0;
   std::vector<std::string> notes;                        // warnings for the user
-  // --cut-postprocess: what was left out and the values that became outputs.
-  std::vector<std::string> cut_off;
+  // A post-processing: what runs on the host (or, with --cut-postprocess,
+  // was left out) and the values it reads, which became the FIR's outputs.
+  std::vector<std::string> postprocess;
 };
 
 // Compiles an imported graph. `progress`, when set, receives short status lines.

@@ -12,6 +12,8 @@
 
 #include "asm/dram_layout.hpp"
 #include "fir/host.hpp"
+#include "fir/host_graph.hpp"
+#include "interp/host_graph.hpp"
 #include "func/machine.hpp"
 #include "interp/int8_ops.hpp"
 #include "support/error.hpp"
@@ -140,6 +142,10 @@ class Runner {
   void run_step(int64_t tag, const assembler::DramLayout& layout, const NpyLoader& weights,
                 const std::vector<NpyArray>& inputs);
   interp::QTensor host_input(const assembler::DramLayout& layout, const fir::Layer& l) const;
+  void run_step_layers(std::set<std::string> sel, const assembler::DramLayout& layout, const NpyLoader& weights,
+                       const std::vector<NpyArray>& inputs);
+  void write_step_results(int64_t tag, const assembler::DramLayout& layout);
+  void run_host_graph(const assembler::DramLayout& layout);
   interp::QTensor host_golden(const fir::Layer& l) const;
   void check_host(const fir::Layer& l, const std::vector<const interp::QTensor*>& in, const interp::QTensor& out);
   void check_host_order(const assembler::DramLayout& layout) const;
@@ -169,6 +175,7 @@ class Runner {
   std::map<int64_t, const sir::HostStep*> steps_;         // the Scheduler IR's host steps by id
   std::set<int64_t> steps_run_;
   std::map<std::string, interp::QTensor> host_results_;  // results of the host steps run so far
+  std::unique_ptr<interp::HostGraphRunner> host_graph_;   // the FIR's host graph, when it has one
   Result r_;
 };
 
@@ -618,6 +625,9 @@ void Runner::plan_host(const assembler::DramLayout& layout) {
     for (const auto& h : *s_.dram.host) steps_[h.transfer_id] = &h;
   std::set<std::string> in_steps;
   for (const auto& [tag, h] : steps_) in_steps.insert(h->layers.begin(), h->layers.end());
+  if (g_.host_graph() && !in_steps.count(std::string(fir::kHostGraphKey)))
+    throw_input_error(o_.sir_file + ": the Frontend IR has a host graph, but no host step of the Scheduler IR (\"-1\"/host) "
+                      "runs it (\"" + std::string(fir::kHostGraphKey) + "\" among its layers)");
   for (const fir::Layer* l : order) {
     if (l->device != fir::Device::Npu) continue;
     for (const auto& name : l->previous_layer) {
@@ -770,11 +780,23 @@ void Runner::run_step(int64_t tag, const assembler::DramLayout& layout, const Np
     throw_input_error(o_.sir_file + ": the program waits for host step " + std::to_string(tag) +
                       ", which the Scheduler IR (\"-1\"/host) does not describe");
   std::set<std::string> sel(st->second->layers.begin(), st->second->layers.end());
+  const bool graph = sel.erase(std::string(fir::kHostGraphKey)) > 0;
+  if (graph && !host_graph_)
+    throw_input_error(o_.sir_file + ": host step " + std::to_string(tag) + " runs the host graph, which the Frontend IR lacks");
+  if (!sel.empty()) run_step_layers(sel, layout, weights, inputs);
+  if (graph) run_host_graph(layout);
+  write_step_results(tag, layout);
+}
+
+// A host step's FIR layers (and the pass-through reshapes they read).
+void Runner::run_step_layers(std::set<std::string> sel, const assembler::DramLayout& layout, const NpyLoader& weights,
+                             const std::vector<NpyArray>& inputs) {
   std::vector<std::string> todo(sel.begin(), sel.end());
   while (!todo.empty()) {
-    const fir::Layer* l = g_.find(todo.back());
+    const std::string todo_name = todo.back();
+    const fir::Layer* l = g_.find(todo_name);
     todo.pop_back();
-    if (!l) throw_input_error(o_.sir_file + ": host step " + std::to_string(tag) + " names a layer the Frontend IR lacks");
+    if (!l) throw_input_error(o_.sir_file + ": a host step names '" + todo_name + "', a layer the Frontend IR lacks");
     for (const auto& p : l->previous_layer)
       if (plan_.is_pass_through(p) && sel.insert(p).second) todo.push_back(p);
   }
@@ -805,7 +827,10 @@ void Runner::run_step(int64_t tag, const assembler::DramLayout& layout, const Np
         else z.f.assign(size_t(n), 0.0f);
         return z;
       });
-  // The results, where the program loads them: NHWC, as the chip holds them.
+}
+
+// A host step's results, where the program loads them: NHWC, as the chip holds them.
+void Runner::write_step_results(int64_t tag, const assembler::DramLayout& layout) {
   for (const auto& r : layout.inputs) {
     if (r.host_step != tag) continue;
     auto res = host_results_.find(r.source);
@@ -843,6 +868,45 @@ void Runner::run_step(int64_t tag, const assembler::DramLayout& layout, const Np
   }
 }
 
+// The host graph, in its step: on the FIR outputs it reads, as the program
+// stored them (or the host computed them); each output against its golden.
+void Runner::run_host_graph(const assembler::DramLayout& layout) {
+  auto outputs = host_graph_->run([&](const fir::Layer& l, const std::string&) {
+    const std::string src = fir::resolve_through(g_, plan_, l.name);  // a pass-through reshape reads its input
+    const fir::Layer* p = g_.find(src);
+    if (!p) throw_input_error(o_.fir_file + ": the host graph reads '" + l.name + "', which no layer computes");
+    interp::QTensor t = host_input(layout, *p);
+    t.shape = l.output_shape.at(0);
+    return t;
+  });
+  const fir::HostGraph& hg = *g_.host_graph();
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const fir::HostOutput& o = hg.outputs[k];
+    const std::string what = "the host graph's output " + std::to_string(k + 1) + " '" + o.name + "'";
+    NpyArray got = interp::tensor_to_npy(outputs[k], what);
+    if (golden_on_) {
+      const std::string path = (std::filesystem::path(o_.golden_dir) / o.file).string();
+      if (!std::filesystem::exists(path)) throw Error(kExitIo, path + ": no such file (golden of " + what + ")");
+      const NpyArray want = read_npy(path);
+      const interp::Tensor g = outputs[k], w = interp::tensor_from_npy(want);
+      if (got.type != want.type || got.shape != want.shape)
+        diverge("divergence at " + what + " (run by the reference interpreter): it is " +
+                std::string(interp::dtype_name(g.dtype)) + " " + interp::shape_str(got.shape) + ", the golden " + path +
+                " " + std::string(interp::dtype_name(w.dtype)) + " " + interp::shape_str(want.shape));
+      r_.elements_checked += int64_t(got.count());
+      if (got.bytes != want.bytes) {
+        size_t e = 0;
+        const size_t item = got.item_size();
+        while (std::memcmp(got.bytes.data() + e * item, want.bytes.data() + e * item, item) == 0) ++e;
+        diverge("divergence at " + what + " (run by the reference interpreter): element " + std::to_string(e) + " is " +
+                std::to_string(g.at_double(int64_t(e))) + ", golden " + std::to_string(w.at_double(int64_t(e))));
+      }
+      ++r_.host_graph_outputs_checked;
+    }
+    r_.host_graph_outputs.push_back({std::filesystem::path(o.file).stem().string(), std::move(got)});
+  }
+}
+
 Result Runner::run(const NpyLoader& weights, const std::vector<NpyArray>& inputs) {
   if (t_.size() != p_.size()) throw Error(kExitInternal, "functional run: one timing per instruction expected");
   assembler::Options ao;
@@ -850,6 +914,8 @@ Result Runner::run(const NpyLoader& weights, const std::vector<NpyArray>& inputs
   ao.fir_file = o_.fir_file;
   assembler::DramLayout layout = assembler::layout_dram(s_, g_, ao);
   plan_host(layout);
+  // Before the run: a host graph the interpreter cannot run is refused.
+  if (g_.host_graph()) host_graph_ = std::make_unique<interp::HostGraphRunner>(g_, weights, o_.fir_file);
   DramImage img = build_dram_image(layout, g_, a_, weights, inputs);
   m_ = std::make_unique<Machine>(a_, p_, o_.program_file, std::move(img.weights), std::move(img.activations));
   m_->plan();

@@ -21,6 +21,11 @@
 // (kExitCheckFailed) naming the layer, the line, the element [n, c, h, w],
 // both values and, for a wrong operand, the instruction that last wrote it.
 //
+// The FIR's host graph (a post-processing of data-dependent shapes) runs in
+// its host step, on the FIR outputs as the program stored them; with a
+// golden directory each of its outputs must equal its golden exactly
+// (element type, shape and bits).
+//
 // The host is part of the system: after the program, the cpu layers whose
 // results reach a graph output run on the reference interpreter
 // (interp::FirExecutor, the code that made the goldens), reading the
@@ -59,6 +64,11 @@ struct NamedTensor {
   interp::QTensor tensor;
 };
 
+struct NamedArray {
+  std::string name;
+  NpyArray array;
+};
+
 struct Result {
   std::vector<NamedTensor> outputs;  // graph outputs: output1, output2, ... (FIR shapes and dtypes)
   std::vector<NamedTensor> dumps;    // the dumped layers, in the order asked
@@ -67,6 +77,10 @@ struct Result {
   int64_t elements_checked = 0;      // golden comparisons made (operands and outputs)
   std::vector<std::string> host_layers;  // the cpu layers run by the reference interpreter, in order
   int64_t host_layers_checked = 0;       // of those, the ones whose operands and result matched the goldens
+  // The FIR's host graph's outputs (the model's), named by their golden
+  // files without ".npy" (host_graph_output1, ...), in its order.
+  std::vector<NamedArray> host_graph_outputs;
+  int64_t host_graph_outputs_checked = 0;  // of those, the ones equal to their goldens
 };
 
 Result run(const isa::Program& program, const std::vector<trace::Timing>& timing, const arch::Architecture& a,

@@ -51,9 +51,9 @@ class Builder {
     for (const auto& st : plan_.steps) {
       HostStepModel h;
       h.ops = st.ops;
+      h.graph_io_bytes = st.graph_io_bytes;
       for (const auto& name : st.inputs)
         if (auto it = index_.find(name); it != index_.end()) h.inputs.push_back(it->second);
-      h.graph_io_bytes = st.graph_io_bytes;
       net.host_steps.push_back(std::move(h));
     }
     for (size_t i = 0; i < net.layers.size(); ++i) connect(net, int(i));

@@ -1,9 +1,10 @@
 // Operators of a detector's post-processing, whose output shapes may depend
 // on the data: NonZero, GatherND, TopK, NonMaxSuppression, and the control
 // flow of If. The float interpreter runs them (calibration, --report, the
-// float model); the FIR holds static shapes only, so onnx2fir refuses a
-// graph with data-dependent shapes or, with --cut-postprocess, compiles it
-// up to them (formats/Frontend_IR_Format.md, end of section 3). Each
+// float model) and the FIR's host graph, in which onnx2fir keeps such a
+// post-processing for the host (interp/host_graph.hpp; with
+// --cut-postprocess it is left out; formats/Frontend_IR_Format.md, end of
+// section 3). Each
 // follows the ONNX operator definition; where ONNX leaves an order open
 // (TopK ties, NonMaxSuppression ties) the lower index comes first, as in
 // ONNX's reference implementation.

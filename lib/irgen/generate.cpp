@@ -1885,7 +1885,7 @@ std::vector<sir::HostStep> Generator::host_steps() const {
   for (size_t k = 0; k < host_.steps.size(); ++k) {
     const fir::HostStep& st = host_.steps[k];
     sir::HostStep h;
-    for (const fir::Layer* l : st.layers) h.layers.push_back(l->name);
+    h.layers = st.names();
     h.ops = st.ops;
     for (const auto& d : dram_in_)
       if (std::find(st.inputs.begin(), st.inputs.end(), d.layer_name) != st.inputs.end()) {
@@ -1899,7 +1899,7 @@ std::vector<sir::HostStep> Generator::host_steps() const {
       h.size += bytes;
     }
     std::sort(h.related_ofmap.begin(), h.related_ofmap.end());
-    h.size += st.graph_io_bytes;
+    h.size += st.graph_io_bytes;  // graph inputs it reads, what it writes whole for the graph outputs
     h.time = timing::host_cycles(a_, h.ops, h.size);
     h.transfer_id = host_step_id(int(k));
     out.push_back(std::move(h));

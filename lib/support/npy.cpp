@@ -17,6 +17,7 @@ struct TypeInfo {
 constexpr TypeInfo kTypes[] = {
     {NpyType::F32, "<f4", 4}, {NpyType::F64, "<f8", 8}, {NpyType::F16, "<f2", 2}, {NpyType::I8, "|i1", 1},
     {NpyType::U8, "|u1", 1},  {NpyType::I16, "<i2", 2}, {NpyType::I32, "<i4", 4}, {NpyType::I64, "<i8", 8},
+    {NpyType::Bool, "|b1", 1},
 };
 
 const TypeInfo& info(NpyType t) {
@@ -44,6 +45,7 @@ std::vector<Out> convert(const NpyArray& a) {
       case NpyType::F16: out[i] = static_cast<Out>(half_to_float(load<uint16_t>(p + 2 * i))); break;
       case NpyType::I8: out[i] = static_cast<Out>(load<int8_t>(p + i)); break;
       case NpyType::U8: out[i] = static_cast<Out>(load<uint8_t>(p + i)); break;
+      case NpyType::Bool: out[i] = static_cast<Out>(load<uint8_t>(p + i) != 0); break;
       case NpyType::I16: out[i] = static_cast<Out>(load<int16_t>(p + 2 * i)); break;
       case NpyType::I32: out[i] = static_cast<Out>(load<int32_t>(p + 4 * i)); break;
       case NpyType::I64: out[i] = static_cast<Out>(load<int64_t>(p + 8 * i)); break;

@@ -8,7 +8,7 @@
 
 namespace cct {
 
-enum class NpyType : uint8_t { F32, F64, F16, I8, U8, I16, I32, I64 };
+enum class NpyType : uint8_t { F32, F64, F16, I8, U8, I16, I32, I64, Bool };
 
 struct NpyArray {
   NpyType type = NpyType::F32;

@@ -4,6 +4,7 @@
 #include <map>
 #include <tuple>
 
+#include "fir/host_graph.hpp"
 #include "support/cli.hpp"
 #include "support/error.hpp"
 #include "timing/instruction_model.hpp"
@@ -278,6 +279,9 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
         r.name = fl[size_t(id)].name;
         r.op = fl[size_t(id)].operation;
         r.fir_macs = fir::macs(fl[size_t(id)]);
+      } else if (size_t(id) == fl.size() && opt.fir->host_graph()) {
+        r.name = std::string(fir::kHostGraphKey);  // its host step's slyr (formats/ISA_Format.md, 5a)
+        r.op = "host graph";
       } else if (missing < 0) {
         missing = id;
       }

@@ -15,14 +15,14 @@
 // resize, ConvTranspose, Pad (constant, edge, reflect), standalone
 // BatchNormalization, activations, PReLU and Slice (calibrated on their own input), a
 // small U-Net of export_torchvision.py (ConvTranspose2d, reflect and
-// replicate padding), SSDlite320 MobileNetV3-Large up to its
-// post-processing (onnx2fir --cut-postprocess), compiled by onnx2fir's
+// replicate padding), SSDlite320 MobileNetV3-Large with its
+// post-processing on the host (the FIR's host graph), compiled by onnx2fir's
 // pipeline at batch 1 and 4 (the largest networks at batch 1 only here,
 // batch 4 in examples/zoo's table), mapped by gemini for zebu-1core and
 // chip-64tops, and run by the functional model with golden checks. Each case
 // must be bit for bit: every accelerator layer equal to its golden
-// activations and the graph outputs equal to the quantized FIR
-// interpreter's; and zebusim's MAC count must equal the network's MACs from
+// activations, the graph outputs equal to the quantized FIR
+// interpreter's and a host graph's outputs to their goldens; and zebusim's MAC count must equal the network's MACs from
 // the Frontend IR's shapes. One MESSAGE line per case. Batch 4 is in the
 // "heavy" suite (registered as zoo_heavy), so ctest runs the two halves side
 // by side. examples/zoo/run_zoo.py runs the same matrix through the tools.
@@ -34,6 +34,7 @@
 #include <sstream>
 
 #include "../testing/testing.hpp"
+#include "fir/host_graph.hpp"
 #include "frontend/onnx_import.hpp"
 #include "support/error.hpp"
 #include "zoo_util.hpp"
@@ -55,9 +56,6 @@ struct Net {
   // [T, N*H, D/H]): exported at the batch
   // under test instead of resized by onnx2fir --batch.
   bool export_at_batch = false;
-  // onnx2fir --cut-postprocess: a detector compiled up to its data-dependent
-  // post-processing (the heads' outputs are the FIR's outputs).
-  bool cut_postprocess = false;
   // Batch 4 of the largest networks (minutes of interpreter and functional
   // work each) runs in examples/zoo/run_zoo.py's table, not in the test
   // suite, which keeps CI within its budget; batch 1 runs here.
@@ -91,9 +89,9 @@ const Net kNets[] = {
     {"test_Conv2d_dilated", Kind::OnnxTest},
     {"lraspp_mobilenet_v3_large", Kind::Torchvision},
     {"deeplabv3_mobilenet_v3_large", Kind::Torchvision},
-    {"fcn_resnet50", Kind::Torchvision, false, false, true},
+    {"fcn_resnet50", Kind::Torchvision, false, true},
     {"convnext_tiny", Kind::Torchvision},
-    {"vit_b_16", Kind::Torchvision, true, false, true},
+    {"vit_b_16", Kind::Torchvision, true, true},
     {"test_averagepool_2d_ceil", Kind::OnnxNode},
     {"test_averagepool_2d_default", Kind::OnnxNode},
     {"test_averagepool_2d_pads", Kind::OnnxNode},
@@ -178,11 +176,12 @@ const Net kNets[] = {
     {"test_reduce_mean_keepdims_example", Kind::OnnxNode},
     {"test_softmax_example", Kind::OnnxNode},
     // SSDlite: backbone and heads on the chip; its box decoding, score
-    // thresholds, TopK and NMS (NonZero, GatherND, TopK, If) are cut off. The
-    // export writes the batch into the graph (the image list, the per-image
-    // transform, whose branches onnx2fir merges into one on the batch, and
-    // post-processing).
-    {"ssdlite320_mobilenet_v3_large", Kind::Torchvision, true, true},
+    // thresholds, TopK and NMS (NonZero, GatherND, TopK, If) are the FIR's
+    // host graph, run on the host in its step: boxes, scores and labels
+    // equal to their goldens. The export writes the batch into the graph
+    // (the image list, the per-image transform, whose branches onnx2fir
+    // merges into one on the batch, and post-processing).
+    {"ssdlite320_mobilenet_v3_large", Kind::Torchvision, true},
 };
 const std::string kArchs[] = {"zebu-1core", "chip-64tops"};
 
@@ -259,7 +258,7 @@ Prepared prepare(const Net& n, int batch) {
       interp::Tensor x0 = read_pb(fs::path(path).parent_path() / "test_data_set_0" / "input_0.pb");
       write_npy(calib + "/input_0.npy", NpyArray::from_float(x0.f, x0.shape));
     }
-    p.c = func_test::compile_model(path, batch, "zoo_" + n.name, constants, calib, n.cut_postprocess);
+    p.c = func_test::compile_model(path, batch, "zoo_" + n.name, constants, calib);
   } catch (const Error& e) {
     if (n.kind == Kind::Tflite && batch != 1)
       p.skipped = "a TFLite model has a fixed batch; onnx2fir refuses --batch " + std::to_string(batch) + ": " + e.what();
@@ -349,6 +348,11 @@ void run_matrix(int batch) {
         for (size_t o = 0; o < std::min(k.outputs.size(), p.want.size()); ++o)
           if (!func_test::same_bits(k.outputs[o].tensor, p.want[o]))
             problems.push_back(k.outputs[o].name + " differs from the quantized FIR interpreter's");
+        // The model's outputs, when the host graph computes them: each equal to its golden.
+        if (const fir::HostGraph* hg = p.c.graph.host_graph();
+            hg && (k.host_graph_checked != int64_t(hg->outputs.size()) || k.host_graph_outputs.size() != hg->outputs.size()))
+          problems.push_back(std::to_string(k.host_graph_checked) + " of the host graph's " + std::to_string(hg->outputs.size()) +
+                             " outputs equal to their goldens");
         if (!problems.empty()) {
           k.stage = "functional";
           for (const auto& s : problems) k.error += (k.error.empty() ? "" : "; ") + s;

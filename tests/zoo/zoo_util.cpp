@@ -6,6 +6,7 @@
 
 #include "../testing/testing.hpp"
 #include "asm/asm.hpp"
+#include "fir/host_graph.hpp"
 #include "irgen/irgen.hpp"
 #include "isa/program_io.hpp"
 #include "mapping/mapping.hpp"
@@ -126,10 +127,15 @@ Case run(const Build& b, const func_test::Compiled& c, const NpyArray& input, co
     k.func_macs = fr.macs;
     k.layers_checked = fr.layers_checked;
     k.outputs = std::move(fr.outputs);
+    k.host_graph_outputs = std::move(fr.host_graph_outputs);
+    k.host_graph_checked = fr.host_graph_outputs_checked;
     if (!fr.host_layers.empty()) {
       k.note = "host layers";
       for (const auto& n : fr.host_layers) k.note += " " + n;
     }
+    if (const fir::HostGraph* hg = c.graph.host_graph())
+      k.note += std::string(k.note.empty() ? "" : "; ") + "host graph (" + std::to_string(hg->nodes.size()) + " nodes), " +
+                std::to_string(k.host_graph_checked) + " of " + std::to_string(hg->outputs.size()) + " outputs golden";
   } catch (const Error& e) {
     k.stage = "functional";
     k.error = first_line(e.what());

@@ -41,6 +41,10 @@ struct Case {
   int64_t func_macs = -1, layers_checked = -1;  // the functional run
   double functional_seconds = 0;
   std::vector<cct::func::NamedTensor> outputs;
+  // The FIR's host graph (a detector's post-processing): its outputs, and
+  // how many equalled their goldens.
+  std::vector<cct::func::NamedArray> host_graph_outputs;
+  int64_t host_graph_checked = 0;
   bool ok() const { return stage.empty(); }
   std::string status() const { return ok() ? "OK" : stage + ": " + error; }
 };

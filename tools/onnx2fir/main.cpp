@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "fir/host.hpp"
+#include "fir/host_graph.hpp"
 #include "frontend/pipeline.hpp"
 #include "interp/parallel.hpp"
 #include "support/cli.hpp"
@@ -64,7 +65,7 @@ static std::string host_report(const frontend::CompileResult& res) {
   int64_t npu = 0, cpu = 0;
   for (const auto& l : g.layers()) (l.device == fir::Device::Npu ? npu : cpu) += 1;
   std::ostringstream out;
-  for (const auto& c : res.cut_off) out << c << "\n";
+  for (const auto& c : res.postprocess) out << c << "\n";
   out << "on the accelerator: " << npu << " layer(s); on the host: " << plan.steps.size() << " step(s) of "
       << cpu - int64_t(plan.pass.size()) << " layer(s)";
   if (!plan.pass.empty()) out << ", " << plan.pass.size() << " reshape(s) the accelerator reads through";
@@ -81,6 +82,9 @@ static std::string host_report(const frontend::CompileResult& res) {
                                                        : "device cpu in the FIR";
       out << "  " << l->name << " (" << fir::op_name(l->op) << "): " << reason << "\n";
     }
+    if (st.host_graph)
+      out << "  " << fir::kHostGraphKey << " (" << g.host_graph()->nodes.size()
+          << " nodes): post-processing of data-dependent shapes, run by the reference interpreter\n";
   }
   for (const auto& [name, _] : plan.pass)
     out << "read through: " << name << " (reshape of accelerator data: the chip reads its input as it is stored)\n";
@@ -96,6 +100,9 @@ int main(int argc, char** argv) {
       "per-channel weight scales 'k_scale', constant operands) go to --data-dir, or next to the -o\n"
       "file; with --data-dir the golden activations of the first calibration batch, computed by the\n"
       "bit-accurate INT8 interpreter, are written there too.\n"
+      "A post-processing of data-dependent shapes (NonZero, TopK, NonMaxSuppression, If) becomes the\n"
+      "FIR's host graph (\"$host_graph\"): the host runs it on the FIR's outputs, and the model outputs'\n"
+      "goldens (host_graph_output<k>.npy) come from those outputs as the INT8 FIR computes them.\n"
       "Calibration: --calib DIR reads every .npy in DIR (one sample [C,H,W] or [1,C,H,W], or a stack\n"
       "[n,C,H,W]); --calib-random N draws N seeded standard-normal samples (default 8).\n"
       "--report prints, per layer, the cosine and euclidean similarity (1 - |x-y| / |(x+y)/2|) and the\n"
@@ -126,9 +133,9 @@ int main(int argc, char** argv) {
             "constant-input", "give graph input NAME the value in FILE (.npy, or an ONNX TensorProto .pb, which may name the input itself): it "
             "becomes a constant",
             cxxopts::value<std::vector<std::string>>(), "NAME=FILE|FILE.pb")(
-            "cut-postprocess", "compile up to the inputs of a data-dependent post-processing (NonZero, TopK, "
-            "NonMaxSuppression, If: a detector's box decoding and NMS) and leave it out: the FIR's outputs are its "
-            "inputs (said on stderr and by --report)")(
+            "cut-postprocess", "leave out a data-dependent post-processing (NonZero, TopK, NonMaxSuppression, If: "
+            "a detector's box decoding and NMS), which is otherwise the FIR's host graph, run by the host: the FIR's "
+            "outputs are its inputs (said on stderr and by --report)")(
             "quiet", "no progress messages");
         cli::add_validate_option(o);
       },

@@ -7,6 +7,8 @@
 
 #include "arch/arch.hpp"
 #include "fir/fir.hpp"
+#include "fir/host_graph.hpp"
+#include "interp/tensor.hpp"
 #include "func/functional.hpp"
 #include "isa/program_io.hpp"
 #include "sim/sim.hpp"
@@ -71,6 +73,7 @@ void run_functional(const cxxopts::ParseResult& r, const isa::Program& program, 
     std::filesystem::create_directories(outputs);
     for (const auto& t : res.outputs) write_npy((std::filesystem::path(outputs) / (t.name + ".npy")).string(), t.tensor.to_npy());
     for (const auto& t : res.dumps) write_npy((std::filesystem::path(outputs) / (t.name + ".npy")).string(), t.tensor.to_npy());
+    for (const auto& t : res.host_graph_outputs) write_npy((std::filesystem::path(outputs) / (t.name + ".npy")).string(), t.array);
   }
   if (r.count("stats") || !opt.golden_dir.empty()) {
     std::ostringstream s;
@@ -80,6 +83,9 @@ void run_functional(const cxxopts::ParseResult& r, const isa::Program& program, 
       s << "; golden: " << res.layers_checked << " layers match";
       if (!res.host_layers.empty())
         s << ", and " << res.host_layers_checked << " host layer" << (res.host_layers_checked == 1 ? "" : "s");
+      if (!res.host_graph_outputs.empty())
+        s << ", and the host graph's " << res.host_graph_outputs_checked << " output"
+          << (res.host_graph_outputs_checked == 1 ? "" : "s");
       s << " (" << res.elements_checked << " elements compared)";
     }
     std::cerr << s.str() << "\n";
@@ -90,6 +96,15 @@ void run_functional(const cxxopts::ParseResult& r, const isa::Program& program, 
     s << "zebusim: functional: " << res.host_layers.size() << " host (cpu) layer"
       << (res.host_layers.size() == 1 ? "" : "s") << " run by the reference interpreter on the accelerator's outputs:";
     for (const auto& name : res.host_layers) s << " " << name << " (" << graph.find(name)->operation << ")";
+    std::cerr << s.str() << "\n";
+  }
+  if (const fir::HostGraph* hg = graph.host_graph()) {
+    std::ostringstream s;
+    s << "zebusim: functional: the host graph (" << hg->nodes.size()
+      << " nodes, data-dependent shapes) run by the reference interpreter on the FIR's outputs; the model's outputs:";
+    for (size_t k = 0; k < hg->outputs.size() && k < res.host_graph_outputs.size(); ++k)
+      s << " " << res.host_graph_outputs[k].name << " ('" << hg->outputs[k].name << "', "
+        << interp::shape_str(res.host_graph_outputs[k].array.shape) << ")";
     std::cerr << s.str() << "\n";
   }
 }
@@ -109,11 +124,14 @@ int main(int argc, char** argv) {
                      "assembler placed them for the Scheduler IR (--sir), plus the network inputs\n"
                      "(--input, once per graph input); every instruction reads its operands when it starts\n"
                      "and writes when it ends, in the timed order (the trace is the same). --outputs DIR\n"
-                     "receives output1.npy, ... and the --dump-layer tensors (<layer>.npy). --golden DIR\n"
+                     "receives output1.npy, ..., the host graph's outputs (host_graph_output1.npy, ...) and the\n"
+                     "--dump-layer tensors (<layer>.npy). --golden DIR\n"
                      "compares each compute instruction's operands and results with onnx2fir's golden\n"
                      "activations and stops at the first difference (exit 1). Layers on the host (device\n"
                      "cpu) between the accelerator's outputs and the graph outputs run on the reference\n"
-                     "interpreter after the program, on the data it stored in DRAM (named on stderr).\n"
+                     "interpreter after the program, on the data it stored in DRAM (named on stderr); the FIR's\n"
+                     "host graph (a post-processing of data-dependent shapes) in its host step, each output\n"
+                     "compared with its golden exactly.\n"
                      "Semantics and layouts: formats/ISA_Format.md, section 9."};
   return cli::run_tool(
       argc, argv, info, {"program"},
