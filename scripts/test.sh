@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs, builds and runs the whole test suite: each test once, the fast
-# ones under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan), the
-# slow and heavy ones (whole networks) in the optimised build (build, which
-# then builds only the tools and those tests' binaries: target long_tests).
+# ones under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan, which
+# builds only the tools and those tests' binaries: target fast_tests), the
+# slow and heavy ones (whole networks) in the optimised build (build, target
+# long_tests).
 #   scripts/test.sh                       # everything
 #   CCT_SKIP_SANITIZE=1 scripts/test.sh   # no sanitizer pass: every test in the optimised build
 set -euo pipefail
@@ -20,7 +21,8 @@ else
   phase "optimised build (tools and long tests) done"
   ctest --test-dir "$here/build" --output-on-failure -j "$jobs" --timeout 1800 -L "slow|heavy"
   phase "slow and heavy tests passed"
-  "$here/scripts/setup.sh" "$here/build-asan" -DCCT_SANITIZE=ON -DCCT_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  CCT_BUILD_TARGET=fast_tests "$here/scripts/setup.sh" "$here/build-asan" -DCCT_SANITIZE=ON -DCCT_BUILD_BENCH=OFF \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo
   phase "sanitizer build done"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir "$here/build-asan" --output-on-failure -j "$jobs" --timeout 1800 -LE "slow|heavy"
