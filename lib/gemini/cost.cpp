@@ -1294,11 +1294,17 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         }
         Op& p = ops[size_t(x.partner)];
         if (p.start < 0) break;  // waits for its partner
-        int snd = x.kind == Op::Send ? o : x.partner;
-        push(now + double(x.route ? x.route->latency : 0), 1, snd);
+        // As zebusim: the bytes stream at once; the sender is done with the
+        // last byte, the receiver the route's latency later.
+        push(now, 1, x.kind == Op::Send ? o : x.partner);
         break;
       }
     }
+  };
+  // A send's bytes are all out: its receive ends the route's latency later.
+  auto receive_after_latency = [&](int snd) {
+    const Op& x = ops[size_t(snd)];
+    push(now + double(x.route ? x.route->latency : 0), 0, x.partner);
   };
   finish = [&](int o) {
     Op& x = ops[size_t(o)];
@@ -1337,7 +1343,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         Op& x = ops[size_t(e.id)];
         if (x.bytes <= 0 || !x.route) {
           finish(e.id), ++done;
-          if (x.partner >= 0 && (x.kind == Op::Send || x.kind == Op::Recv)) finish(x.partner), ++done;
+          if (x.partner >= 0 && (x.kind == Op::Send || x.kind == Op::Recv)) receive_after_latency(e.id);
         } else {
           start_stream(e.id);
         }
@@ -1364,7 +1370,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         for (int o : ended) {
           finish(o), ++done;
           if (ops[size_t(o)].partner >= 0 && (ops[size_t(o)].kind == Op::Send || ops[size_t(o)].kind == Op::Recv))
-            finish(ops[size_t(o)].partner), ++done;
+            receive_after_latency(o);
         }
         reallocate();
         break;

@@ -24,9 +24,11 @@
 // A data movement layer (concat, slice, gather) computes nothing: its
 // inputs' pieces are sent, loaded or copied into its output, as irgen and
 // asm move them (gemini/README.md, Data movement layers).
-// A transfer takes its DRAM latency and route latency, then its bytes at the
-// bandwidth of the narrowest resource on its route (a DRAM channel, a D2D
-// link, a NoC link); transfers sharing a resource take turns on it.
+// A DRAM transfer takes its DRAM latency and route latency, then its bytes
+// at the bandwidth of the narrowest resource on its route (a DRAM channel, a
+// D2D link, a NoC link); a send moves its bytes at once and its receive ends
+// the route's latency after the last byte (zebusim's so_mov / si_mov);
+// transfers sharing a resource take turns on it.
 // Cores are not synchronised across segments (zebusim neither): a core
 // starts its next segment when it is done with the previous one.
 //
