@@ -449,27 +449,24 @@ def run_arch(r, net, batch, arch, fir, fir_path, data, info):
     if checked is None or not info["npu_layers"] - info["npu_moves"] <= checked <= info["npu_layers"]:
         problems.append(f"{checked} of {info['npu_layers']} accelerator layers ({info['npu_moves']} data movement) "
                         "checked against the golden")
+    def check_output(written, golden, what):
+        got = os.path.join(d, "outputs", written)
+        if not os.path.exists(got):
+            problems.append(f"zebusim wrote no {written}")
+            return
+        diff = compare_npy(got, os.path.join(data, golden))
+        if diff:
+            problems.append(f"{what} differs from its golden {golden}: {diff}")
+
     for name in sorted(outputs, key=lambda n: int(n[6:])):
         golden = fir[outputs[name]]["file_list"].get("output_activation1")
-        got = os.path.join(d, "outputs", name + ".npy")
         if not golden:
             problems.append(f"{name}: layer {outputs[name]} has no golden output file")
             continue
-        if not os.path.exists(got):
-            problems.append(f"{name}: zebusim wrote no {name}.npy")
-            continue
-        diff = compare_npy(got, os.path.join(data, golden))
-        if diff:
-            problems.append(f"{name} differs from the interpreter's {golden}: {diff}")
+        check_output(name + ".npy", golden, name)
     # The host graph's outputs (the model's), written as their goldens are named.
     for golden in info.get("host_graph_outputs", []):
-        got = os.path.join(d, "outputs", golden)
-        if not os.path.exists(got):
-            problems.append(f"zebusim wrote no {golden}")
-            continue
-        diff = compare_npy(got, os.path.join(data, golden))
-        if diff:
-            problems.append(f"the host graph's {golden} differs from its golden: {diff}")
+        check_output(golden, golden, "the host graph's output")
     if problems:
         res["functional"] = "; ".join(problems)
         return fail("functional", res["functional"])
