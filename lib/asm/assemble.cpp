@@ -518,18 +518,8 @@ std::array<isa::YCutMode, 1> CoreAssembler::ycut_for(const std::string& name) co
 
 // ------------------------------------------------------------------ compute
 
-// activation_attr of a layer: in Layer::activation when read from a file, in
-// Layer::extra when onnx2fir built it for a layer without activation_type
-// (as the interpreter reads it).
-const Json* activation_attr(const fir::Layer& l) {
-  if (l.activation && l.activation->attr.is_object()) return &l.activation->attr;
-  for (const auto& [key, val] : l.extra)
-    if (key == "activation_attr" && val.is_object()) return &val;
-  return nullptr;
-}
-
 double attr_or(const fir::Layer& l, const char* key, double fallback) {
-  const Json* a = activation_attr(l);
+  const Json* a = l.activation_attr();
   const Json* v = a ? a->find(key) : nullptr;
   return v && v->is_number() ? v->as_double() : fallback;
 }
@@ -582,17 +572,6 @@ std::string dims_text(const std::vector<int64_t>& d) {
   std::string s = "[";
   for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
   return s + "]";
-}
-
-bool is_activation_op(fir::Op op) {
-  switch (op) {
-    case fir::Op::Relu: case fir::Op::Sigmoid: case fir::Op::HardSigmoid: case fir::Op::HardSwish:
-    case fir::Op::Silu: case fir::Op::Gelu: case fir::Op::Tanh: case fir::Op::Clip: case fir::Op::LeakyRelu:
-    case fir::Op::Elu: case fir::Op::PRelu:
-      return true;
-    default:
-      return false;
-  }
 }
 
 void CoreAssembler::pe_tile(size_t k, size_t ti, const sir::Tile& t, int64_t swaddr) {
@@ -806,7 +785,7 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
     auto sg = L.fp32_sum_sub_group();
     bool sub = sg ? sg->sumsub_group_mode == "sub" : L.op == fir::Op::ElementWiseSub;
     lut = !sub ? isa::Lut::Add : swap ? isa::Lut::ReverseSub : isa::Lut::Sub;
-  } else if (is_activation_op(L.op)) {
+  } else if (fir::is_activation_op(L.op)) {
     lut = activation_lut(L, sh_.o, p);
   }
   const bool act = lut >= isa::Lut::Relu && lut <= isa::Lut::PRelu;
@@ -907,7 +886,7 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
     // vp_cfg_pl, written back to its reset value before a plain pool after one.
     auto dil = L.dilations();
     const Json* cip = nullptr;
-    if (const Json* a = activation_attr(L)) cip = a->find("count_include_pad");
+    if (const Json* a = L.activation_attr()) cip = a->find("count_include_pad");
     const bool inside = !maxpool && cip && cip->is_bool() && !cip->as_bool();
     if (dil[0] != 1 || dil[1] != 1 || inside || cfg_[static_cast<int>(Opcode::vp_cfg_pl)]) {
       Instruction pl(Opcode::vp_cfg_pl);

@@ -252,6 +252,13 @@ void check_module(const std::string& name, const JsonCursor& c) {
 
 // ---- Layer ----------------------------------------------------------------
 
+const Json* Layer::activation_attr() const {
+  if (activation && activation->attr.is_object()) return &activation->attr;
+  for (const auto& [key, val] : extra)
+    if (key == "activation_attr" && val.is_object()) return &val;
+  return nullptr;
+}
+
 const Module* Layer::module(std::string_view group) const {
   if (!module_list) return nullptr;
   for (const auto& m : *module_list)
@@ -513,6 +520,16 @@ int64_t macs(const Layer& l) {
 // ---- data movement -------------------------------------------------------------
 
 bool is_move_op(Op op) { return op == Op::Concat || op == Op::Slice || op == Op::Gather; }
+
+bool is_activation_op(Op op) {
+  switch (op) {
+    case Op::Relu: case Op::Sigmoid: case Op::HardSigmoid: case Op::HardSwish: case Op::Silu: case Op::Gelu:
+    case Op::Tanh: case Op::Clip: case Op::LeakyRelu: case Op::Elu: case Op::PRelu:
+      return true;
+    default:
+      return false;
+  }
+}
 
 std::optional<std::vector<MovePiece>> move_pieces(const Layer& l, const std::array<int64_t, 4>& lo,
                                                   const std::array<int64_t, 4>& hi, std::string* why) {

@@ -214,6 +214,10 @@ struct Layer {
   std::optional<AccTreeGroup> acc_tree_group() const;
   std::optional<Fp32SumSubGroup> fp32_sum_sub_group() const;
   bool has_relu_group() const { return module("relu_group") != nullptr; }
+  // activation_attr: in `activation` when read from a file, in `extra` when
+  // onnx2fir built it for a layer without activation_type (as the
+  // interpreter reads it); nullptr when absent.
+  const Json* activation_attr() const;
   // The .npy file for a role ("k", "b", "output_activation1"), nullptr if absent.
   const std::string* file(std::string_view role) const;
 
@@ -344,6 +348,9 @@ void validate(const Graph& g, const std::string& file);
 // and change no value when the quantizations of input and output agree
 // (quant_info); otherwise each element is requantized on its way.
 bool is_move_op(Op op);
+// A standalone activation function on the vector processor (relu, sigmoid,
+// hard_sigmoid, hard_swish, silu, gelu, tanh, clip, leaky_relu, elu, prelu).
+bool is_activation_op(Op op);
 // One block of a data movement layer's output and where it comes from: the
 // output elements out_lo + d, for d within in_lo..in_hi's extent, are input
 // `input`'s elements in_lo + d. Coordinates are NCHW (shapes of lower rank

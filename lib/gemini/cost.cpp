@@ -469,8 +469,56 @@ struct CostModel::Impl {
     u.kernel_h = L.kernel_h, u.kernel_w = L.kernel_w, u.stride_h = L.stride_h, u.stride_w = L.stride_w;
     u.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
     u.out_bytes = L.out_bytes;
-    u.two_inputs = !L.pe() && L.kind != LayerKind::Pool && L.two_input_vp;
+    if (L.pe()) pe_register_values(*L.fir, u);
+    else vp_register_values(*L.fir, u);
     return u;
+  }
+
+  // The values asm writes into pe_cfg_pm besides the stride: the output's
+  // quantisation (INT8 outputs) and the fused activation.
+  static void pe_register_values(const fir::Layer& f, timing::UnitConfig& u) {
+    const bool int8_out = !f.output_dtype.empty() && f.output_dtype[0] == "int8";
+    if (int8_out && f.quant_info && f.quant_info->output_scale && f.quant_info->output_zero_point)
+      u.requantize = {*f.quant_info->output_scale, *f.quant_info->output_zero_point, 1.0};
+    if (f.activation && f.activation->type) {
+      static const char* const kTypes[] = {"relu", "relu6", "clip", "leaky_relu"};
+      double code = 9;
+      for (size_t i = 0; i < std::size(kTypes); ++i)
+        if (*f.activation->type == kTypes[i]) code = double(i + 1);
+      const Json* attr = f.activation_attr();
+      auto num = [&](const char* k) {
+        const Json* v = attr ? attr->find(k) : nullptr;
+        return v && v->is_number() ? v->as_double() : -1.0;
+      };
+      u.act = {code, num("max") + num("alpha")};
+    }
+  }
+
+  // The values asm writes into the vector processor's per-layer registers,
+  // from the layer's module_list (lib/asm: the VP layer's configuration).
+  static void vp_register_values(const fir::Layer& f, timing::UnitConfig& u) {
+    u.max_pool = f.op == fir::Op::MaxPool2d;
+    const auto mul = f.fp32_mul_group();
+    const bool act = fir::is_activation_op(f.op) || (mul && mul->act_mode != "others");
+    u.multiplier = mul && mul->mul_group_k_scalar ? *mul->mul_group_k_scalar : act ? 1.0 : 0.0;
+    if (const auto post = f.post_cal()) u.requantize = {post->mul_k, post->sum_b, post->carry_sel ? 1.0 : 0.0};
+    else u.requantize = {1.0, 0.0, 0.0};
+    if (const auto pre = f.pre_cal()) {
+      u.dequantize_a = {pre->requan_scale_a, pre->requan_zp_a};
+      u.dequantize_b = {pre->requan_scale_b.value_or(0.0), pre->requan_zp_b.value_or(0.0)};
+    } else {
+      u.dequantize_a = {1.0, 0.0};
+    }
+    // vp_cfg_act: clip, leaky_relu, elu and hard_sigmoid take parameters.
+    u.has_act = f.op == fir::Op::Clip || f.op == fir::Op::LeakyRelu || f.op == fir::Op::Elu || f.op == fir::Op::HardSigmoid;
+    if (u.has_act) {
+      const Json* attr = f.activation_attr();
+      auto num = [&](const char* k) {
+        const Json* v = attr ? attr->find(k) : nullptr;
+        return v && v->is_number() ? v->as_double() : -1.0;
+      };
+      u.act = {double(int(f.op)) + num("min") + num("alpha"), num("max") + num("beta")};
+    }
   }
 
   int64_t act_bytes(const mapping::Box& b, int bytes) const {

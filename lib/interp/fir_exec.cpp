@@ -142,15 +142,6 @@ float group_float(const Layer& l, const char* group, const char* key, float dflt
   return j && j->is_number() ? int8::param(j->as_double()) : dflt;
 }
 
-// activation_attr: in Layer::activation when the layer was read from a file,
-// in Layer::extra when onnx2fir built it for a layer without activation_type.
-const Json* activation_attr(const Layer& l) {
-  if (l.activation && l.activation->attr.is_object()) return &l.activation->attr;
-  for (const auto& [key, val] : l.extra)
-    if (key == "activation_attr" && val.is_object()) return &val;
-  return nullptr;
-}
-
 int8::Activation parse_activation(const Layer& l) {
   int8::Activation a;
   if (!l.activation || !l.activation->type) return a;
@@ -332,7 +323,7 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
           p.stride = l.strides();
           p.dilation = l.dilations();
           p.pads = l.pads();
-          if (const Json* attr = activation_attr(l))
+          if (const Json* attr = l.activation_attr())
             if (const Json* c = attr->find("count_include_pad")) p.inside_divisor = c->is_bool() && !c->as_bool();
           p.k_scalar = group_float(l, "fp32_mul_group", "mul_group_k_scalar", 1.0f);
           break;
@@ -354,7 +345,7 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
           if (l.op == Op::LeakyRelu) p.alpha = 0.01f;
           if (l.op == Op::Elu) p.alpha = 1.0f;
           if (l.op == Op::Clip) p.alpha = 0.0f, p.beta = 6.0f;
-          if (const Json* attr = activation_attr(l)) {
+          if (const Json* attr = l.activation_attr()) {
             bool clip = l.op == Op::Clip;
             if (const Json* a = attr->find(clip ? "min" : "alpha")) p.alpha = static_cast<float>(a->as_double());
             if (const Json* b = attr->find(clip ? "max" : "beta")) p.beta = static_cast<float>(b->as_double());
@@ -377,7 +368,7 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
           p.gamma = gk.to_float();
           p.beta_v = bk.to_float();
           p.axis = l.axis.value_or(-1);
-          if (const Json* attr = activation_attr(l))
+          if (const Json* attr = l.activation_attr())
             if (const Json* e = attr->find("epsilon")) p.eps = static_cast<float>(e->as_double());
           break;
         }

@@ -250,9 +250,9 @@ int64_t program_epilogue_cycles(const arch::Architecture& a) { return std::llrou
 
 int64_t layer_change_config_cycles(const arch::Architecture& a, const UnitConfig* previous, const UnitConfig& next) {
   // asm's registers per unit: PE fm, pm, dq, tp (gp only for grouped or
-  // dilated layers); VP gcs, gms, sms, qp, iq, iq1, fm, tp.
-  const int64_t all = next.pe ? 4 : 8;
-  int64_t instructions = all;
+  // dilated layers); VP gcs, gms, sms, qp, iq, iq1, fm, tp (act for an
+  // activation with parameters).
+  int64_t instructions = next.pe ? 4 : 8 + int64_t(next.has_act);
   if (previous) {
     const UnitConfig& p = *previous;
     const bool boxes = p.in[1] != next.in[1] || p.in[2] != next.in[2] || p.in[3] != next.in[3] ||
@@ -260,7 +260,17 @@ int64_t layer_change_config_cycles(const arch::Architecture& a, const UnitConfig
                        p.in_bytes != next.in_bytes || p.out_bytes != next.out_bytes;
     const bool tile = p.out != next.out || p.in[1] != next.in[1] || p.kernel_h != next.kernel_h ||
                       p.kernel_w != next.kernel_w || p.stride_h != next.stride_h || p.stride_w != next.stride_w;
-    instructions = 1 + int64_t(boxes) + int64_t(tile) + (!next.pe && (next.two_inputs || p.two_inputs) ? 2 : 0);
+    instructions = int64_t(boxes) + int64_t(tile);
+    if (next.pe) {
+      // pe_cfg_pm: the output's quantisation, the fused activation, the stride.
+      instructions += int64_t(p.requantize != next.requantize || p.act != next.act || p.stride_h != next.stride_h ||
+                              p.stride_w != next.stride_w);
+    } else {
+      instructions += int64_t(p.max_pool != next.max_pool) + int64_t(p.multiplier != next.multiplier) +
+                      int64_t(p.requantize != next.requantize) + int64_t(p.dequantize_a != next.dequantize_a) +
+                      int64_t(p.dequantize_b != next.dequantize_b) +
+                      int64_t(next.has_act && (!p.has_act || p.act != next.act));
+    }
   }
   return instructions * std::llround(a.timing.config_cycles);
 }

@@ -136,17 +136,28 @@ struct UnitConfig {
   std::array<int64_t, 4> in{}, out{};      // extents [n, c, h, w] of its input region and output box
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
   int in_bytes = 1, out_bytes = 1;
-  bool two_inputs = false;                 // a vector operation on two tensors
+  // The per-layer register values, as asm derives them from the layer:
+  // PE: pe_cfg_pm (the output's quantisation in `requantize`, the fused
+  // activation in `act`, the stride). VP: vp_cfg_gcs (window maximum),
+  // vp_cfg_gms (the multiplier), vp_cfg_qp (post_cal in `requantize`),
+  // vp_cfg_iq and vp_cfg_iq1 (pre_cal of inputs a and b; b 0 for one
+  // input), vp_cfg_act (an activation's parameters, when it takes any).
+  bool max_pool = false;
+  double multiplier = 0;
+  std::array<double, 3> requantize{};      // scale, zero point or bias, rounding/INT8 (1) or not (0)
+  std::array<double, 2> dequantize_a{}, dequantize_b{};  // requan_scale, requan_zp
+  bool has_act = false;
+  std::array<double, 2> act{};             // the activation (a code) and its parameters
 };
 // Cycles of the configuration instructions a unit runs before the first tile
 // of a layer after `previous` (nullptr: the first on the unit). asm writes a
-// register only when its value changes: every layer brings its own
-// quantisation (pe_cfg_pm, vp_cfg_qp); the boxes and formats (pe_cfg_fm,
-// vp_cfg_fm) and the tile and window (pe_cfg_tp, vp_cfg_tp) change with the
-// shapes; the requantisation of two inputs (vp_cfg_iq, vp_cfg_iq1) with the
-// layer. The first layer on a unit writes every register it uses. They run in
-// the unit's queue after its previous instruction, so they delay a layer
-// whose inputs are already there (tiny networks on one core).
+// register only when its value changes: every PE layer brings its own
+// quantisation (pe_cfg_pm); the boxes and formats (pe_cfg_fm, vp_cfg_fm) and
+// the tile and window (pe_cfg_tp, vp_cfg_tp) change with the shapes; the
+// vector processor's other registers with their values (UnitConfig). The
+// first layer on a unit writes every register it uses. They run in the
+// unit's queue after its previous instruction, so they delay a layer whose
+// inputs are already there (tiny networks, many small segments).
 int64_t layer_change_config_cycles(const arch::Architecture& a, const UnitConfig* previous, const UnitConfig& next);
 
 // ---- The host -----------------------------------------------------------------
