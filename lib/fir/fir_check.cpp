@@ -377,6 +377,10 @@ class Checker {
                                                 : "dilation";
         problem(ptr(l, key), std::string(key) + " entries must be at least 1");
       }
+    if (l.op == Op::LayerNorm) {
+      std::string why;
+      if (!layer_norm_output(l, &why)) problem(ptr(l, "activation_attr"), why);
+    }
     if (l.padding)
       for (int64_t p : *l.padding)
         if (p < 0) {

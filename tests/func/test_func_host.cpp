@@ -16,6 +16,7 @@
 #include "../frontend/onnx_builder.hpp"
 #include "../testing/testing.hpp"
 #include "asm/asm.hpp"
+#include "fir/host.hpp"
 #include "frontend/onnx_import.hpp"
 #include "func_test_util.hpp"
 #include "gemini/cost.hpp"
@@ -499,6 +500,17 @@ TEST_CASE("libonnx-testdata 1-D MaxPool, AveragePool and ConvTranspose node test
     int npu = 0;
     for (const auto& l : c.graph.layers()) npu += l.device == fir::Device::Npu && l.op != fir::Op::Quantize;
     CHECK(npu == 1);  // the pooling or convolution itself
+    // The reshape to the row moves the chip's bytes ([N, C, L] is stored as
+    // [N, L, C]) unless C = 1: then the host runs it, else it is read through.
+    const fir::HostPlan plan = fir::host_plan(c.graph, "f.json");
+    int rows = 0;
+    for (const auto& l : c.graph.layers())
+      if (l.op == fir::Op::Reshape && l.output_shape[0].size() == 4) {
+        ++rows;
+        CHECK(plan.is_pass_through(l.name) == (l.input_shape[0][1] == 1));
+        CHECK((plan.step(l.name) >= 0) == (l.input_shape[0][1] != 1));
+      }
+    CHECK(rows == 1);
     const auto got = func_test::interpret(c);
     REQUIRE(got.size() == 1);
     REQUIRE(got[0].shape == want[0].shape);
