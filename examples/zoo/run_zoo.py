@@ -92,7 +92,18 @@ ONNX_NODE_TESTS = ["test_averagepool_2d_ceil", "test_averagepool_2d_default", "t
                    "test_convtranspose_pads", "test_convtranspose_with_kernel", "test_edge_pad",
                    "test_reflect_pad",
                    # networks all on the host: gemini maps no layer, the program waits for one host step
-                   "test_transpose_all_permutations_0", "test_reduce_mean_keepdims_example", "test_softmax_example"]
+                   "test_transpose_all_permutations_0", "test_reduce_mean_keepdims_example", "test_softmax_example",
+                   # 1-D pooling and transposed convolution over a row [N, C, 1, L]
+                   "test_maxpool_1d_default", "test_averagepool_1d_default", "test_convtranspose_1d",
+                   # LayerNormalization over the trailing axes (not the batch: the table repeats samples to
+                   # the batch), with its Mean and InvStdDev outputs, on the host
+                   "test_layer_normalization_2d_axis1", "test_layer_normalization_2d_axis_negative_1",
+                   "test_layer_normalization_3d_axis1_epsilon", "test_layer_normalization_3d_axis2_epsilon",
+                   "test_layer_normalization_3d_axis_negative_1_epsilon",
+                   "test_layer_normalization_3d_axis_negative_2_epsilon", "test_layer_normalization_4d_axis1",
+                   "test_layer_normalization_4d_axis2", "test_layer_normalization_4d_axis3",
+                   "test_layer_normalization_4d_axis_negative_1", "test_layer_normalization_4d_axis_negative_2",
+                   "test_layer_normalization_4d_axis_negative_3", "test_layer_normalization_default_axis"]
 ARCHS = ["zebu-1core", "chip-64tops"]
 BATCHES = [1, 4]
 STAGES = ["export", "onnx2fir", "gemini", "irgen", "asm", "zebusim", "functional"]

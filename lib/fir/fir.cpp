@@ -492,6 +492,21 @@ std::optional<PeConv> pe_conv(const Layer& l, std::string* why) {
   return pc;
 }
 
+std::optional<LayerNormOutput> layer_norm_output(const Layer& l, std::string* why) {
+  const Json* attr = nullptr;
+  if (l.activation && l.activation->attr.is_object()) attr = &l.activation->attr;
+  for (const auto& [key, val] : l.extra)
+    if (!attr && key == "activation_attr" && val.is_object()) attr = &val;
+  const Json* o = attr ? attr->find("output") : nullptr;
+  if (!o) return LayerNormOutput::Y;
+  const std::string v = o->is_string() ? o->as_string() : std::string();
+  if (v == "y") return LayerNormOutput::Y;
+  if (v == "mean") return LayerNormOutput::Mean;
+  if (v == "inv_std_dev") return LayerNormOutput::InvStdDev;
+  if (why) *why = "activation_attr output must be \"y\", \"mean\" or \"inv_std_dev\"";
+  return std::nullopt;
+}
+
 int64_t macs(const Layer& l) {
   if (l.output_shape.empty()) return 0;
   const Shape& out = l.output_shape[0];

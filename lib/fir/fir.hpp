@@ -299,6 +299,12 @@ struct PeConv {
 // matmul of two activations, a dense over the last axis of a token tensor,
 // shapes that do not agree); `why`, when given, then says what is wrong.
 std::optional<PeConv> pe_conv(const Layer& l, std::string* why = nullptr);
+// Which of ONNX LayerNormalization's outputs a layer_norm layer gives
+// (activation_attr "output": absent or "y", "mean", "inv_std_dev"). Mean and
+// InvStdDev have the input's shape with the normalised axis of size 1.
+// nullopt for another value; `why`, when given, then says what is wrong.
+enum class LayerNormOutput { Y, Mean, InvStdDev };
+std::optional<LayerNormOutput> layer_norm_output(const Layer& l, std::string* why = nullptr);
 // Multiply-accumulates of a PE layer (conv2d, dense, matmul); 0 for the rest.
 int64_t macs(const Layer& l);
 int64_t element_count(const Shape& s);

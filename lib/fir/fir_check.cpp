@@ -220,8 +220,15 @@ std::optional<Shape> infer_output_shape(const Layer& l) {
     case Op::Elu:
     case Op::PRelu:
     case Op::Softmax:
-    case Op::LayerNorm:
       return x;
+    case Op::LayerNorm: {
+      auto which = layer_norm_output(l);
+      auto axis = normalized_axis(l.axis.value_or(-1), x.size());
+      if (!which || !axis) return std::nullopt;
+      Shape out = x;
+      if (*which != LayerNormOutput::Y) out[static_cast<size_t>(*axis)] = 1;  // Mean, InvStdDev
+      return out;
+    }
     case Op::Reshape:
     case Op::Unknown:
       return std::nullopt;
@@ -370,6 +377,10 @@ class Checker {
                                                 : "dilation";
         problem(ptr(l, key), std::string(key) + " entries must be at least 1");
       }
+    if (l.op == Op::LayerNorm) {
+      std::string why;
+      if (!layer_norm_output(l, &why)) problem(ptr(l, "activation_attr"), why);
+    }
     if (l.padding)
       for (int64_t p : *l.padding)
         if (p < 0) {

@@ -24,6 +24,32 @@ int64_t tensor_bytes(const std::vector<Shape>& shapes, const std::vector<std::st
   return numel(shapes[i]) * (b > 0 ? b : 1);
 }
 
+// Whether the chip stores a tensor of shape `a` and one of shape `b` (same
+// elements) in the same byte order: element by element, the NHWC offset in
+// chip_box(a) equals that in chip_box(b).
+bool same_chip_order(const Shape& a, const Shape& b) {
+  if (numel(a) != numel(b)) return false;
+  const auto ba = chip_box(a), bb = chip_box(b);
+  auto offset = [](const std::array<int64_t, 4>& box, int64_t i) {  // box row-major [N, C, H, W] -> NHWC
+    const int64_t w = i % box[3], h = i / box[3] % box[2], c = i / (box[2] * box[3]) % box[1], n = i / (box[1] * box[2] * box[3]);
+    return ((n * box[2] + h) * box[3] + w) * box[1] + c;
+  };
+  for (int64_t e = 0, n = numel(a); e < n; ++e)
+    if (offset(ba, chip_index(a, e)) != offset(bb, chip_index(b, e))) return false;
+  return true;
+}
+
+// Whether an accelerator layer reads l's output, directly or through reshapes.
+bool read_by_accelerator(const Graph& g, const Layer& l, int depth = 0) {
+  for (const auto& n : l.next_layer) {
+    const Layer* r = g.find(n);
+    if (!r) continue;
+    if (r->device == Device::Npu) return true;
+    if (r->op == Op::Reshape && depth < 1024 && read_by_accelerator(g, *r, depth + 1)) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::string> HostStep::names() const {
@@ -71,7 +97,11 @@ HostPlan host_plan(const Graph& g, const std::string& file) {
     if (l->op == Op::Reshape) {
       const std::string in = first_input(*l);
       const Layer* p = g.find(in);
-      if (is_graph_input_name(in) || (p && (p->device == Device::Npu || plan.pass.count(in)))) {
+      // Read through unless it reorders the chip's bytes for an accelerator
+      // reader ([N, C, L] to [N, C, 1, L]): then the host moves the data.
+      const bool moves = !l->input_shape.empty() && !l->output_shape.empty() &&
+                         !same_chip_order(l->input_shape[0], l->output_shape[0]) && read_by_accelerator(g, *l);
+      if (!moves && (is_graph_input_name(in) || (p && (p->device == Device::Npu || plan.pass.count(in))))) {
         plan.pass[l->name] = true;
         continue;
       }

@@ -40,8 +40,12 @@ struct HostPlan {
 };
 
 // A cpu layer is a pass-through when it is a reshape whose input is an
-// accelerator layer, a graph input or another pass-through: it moves no data
-// (the chip stores [N, K, 1, 1] and [N, K] alike), so readers read its input.
+// accelerator layer, a graph input or another pass-through, and which moves
+// no data an accelerator layer reads (the chip stores [N, K, 1, 1] and
+// [N, K] alike; host layers and graph outputs read the model's row-major
+// order whatever the box), so readers read its input. A reshape that
+// reorders the chip's bytes for an accelerator reader ([N, C, L], stored as
+// the box [N, L, C, 1], to [N, C, 1, L]) is a host layer.
 // The other cpu layers form host steps: each connected group of them (joined
 // by cpu-to-cpu edges) is one step, which reads accelerator results from DRAM
 // and writes its results back for the accelerator or the graph outputs. The

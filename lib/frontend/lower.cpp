@@ -283,10 +283,12 @@ class Lowerer {
     int x = n.input(0), w = n.input(1), b = n.input(2);
     if (!float_const(w) || (b >= 0 && !float_const(b)))
       return fail(n, "the weights and bias must be floating-point constants");
-    if (shape(x).size() != 4)
-      return fail(n, "only 2-D ConvTranspose (4-D input) is supported (input " + interp::shape_str(shape(x)) + ")");
-    const Tensor& wt = g_.constant(w);
-    const Shape& xs = shape(x);
+    const bool row = shape(x).size() == 3;  // 1-D: over [N, C, 1, L], weights [C, K/g, 1, k]
+    if (shape(x).size() != 4 && !row)
+      return fail(n, "only 1-D and 2-D ConvTranspose (3-D or 4-D input) are supported (input " + interp::shape_str(shape(x)) + ")");
+    Tensor wt = g_.constant(w);
+    if (row && wt.rank() == 3) wt.shape.insert(wt.shape.begin() + 2, 1);
+    const Shape xs = row ? as_row(shape(x)) : shape(x);
     const int64_t groups = n.get_int("group", 1);
     if (wt.rank() != 4 || groups < 1 || wt.shape[0] != xs[1] || xs[1] % groups != 0)
       return fail(n, "weights " + interp::shape_str(wt.shape) + " do not fit the input " + interp::shape_str(xs) + " in " +
@@ -295,9 +297,14 @@ class Lowerer {
     if (b >= 0 && g_.constant(b).numel() != K) return fail(n, "the bias does not hold one value per output channel");
     interp::TransposeWindow tw;
     try {
-      tw = interp::resolve_transpose_window(n, {xs[2], xs[3]}, {kh, kw});
+      tw = row ? interp::resolve_transpose_window(n, {xs[3]}, {kw}) : interp::resolve_transpose_window(n, {xs[2], xs[3]}, {kh, kw});
     } catch (const Error& e) {
       return fail(n, e.what());
+    }
+    if (row) {
+      // The row axis: one element, kernel 1, no stride, padding or dilation.
+      for (auto* v : {&tw.kernel, &tw.stride, &tw.dilation, &tw.out}) v->insert(v->begin(), 1);
+      for (auto* v : {&tw.pad_begin, &tw.pad_end, &tw.output_padding}) v->insert(v->begin(), 0);
     }
     // Per axis: zeros before the first input pixel (pre) and after the last
     // (post) on the zero-inserted grid; the convolution over it is valid.
@@ -319,7 +326,7 @@ class Lowerer {
             for (int64_t j = 0; j < kw; ++j)
               fw.f[static_cast<size_t>((((g * Kg + k) * Cg + c) * kh + i) * kw + j)] =
                   wt.f[static_cast<size_t>((((g * Cg + c) * Kg + k) * kh + (kh - 1 - i)) * kw + (kw - 1 - j))];
-    int src = x;
+    int src = row ? reshaped(x, xs, base_name(n) + "_row", n.name) : x;
     if (!plain) {
       Proto z;
       z.l.op = fir::Op::Resize;
@@ -329,7 +336,7 @@ class Lowerer {
       z.l.activation_attr.set("mode", "zeros");
       z.l.activation_attr.set("strides", Json(std::vector<int64_t>{tw.stride[0], tw.stride[1]}));
       z.l.activation_attr.set("pads", Json(std::vector<int64_t>{pre[0], pre[1]}));
-      z.in_values = {x};
+      z.in_values = {src};
       z.fir_shape = {xs[0], C, up[0], up[1]};
       z.l.value = -1;  // no float counterpart: quantized as its input (assign_qclasses)
       z.l.out_shape = z.fir_shape;
@@ -354,6 +361,7 @@ class Lowerer {
     std::string ori = n.name;
     fuse_activation(p, out, ori);
     p.l.ori_name = ori;
+    if (row) p.fir_shape = as_row(shape(out));
     emit(std::move(p), out);
   }
 
@@ -664,30 +672,72 @@ class Lowerer {
     return true;
   }
 
+  // LayerNormalization over the trailing axes [axis, rank). The FIR's
+  // layer_norm normalises one axis: the trailing axes are flattened into one
+  // by a host reshape, with scale and bias broadcast over them and flattened
+  // alike (the kernel walks the normalised elements in row-major order
+  // either way, so the values are the same), and the result reshaped back.
+  // The optional Mean and InvStdDev outputs, when read, are layer_norm
+  // layers giving that output of the same kernel (activation_attr "output").
   void layer_norm(const Node& n) {
     int x = n.input(0), s = n.input(1), b = n.input(2);
-    if (!is_const(s) || (b >= 0 && !is_const(b))) return fail(n, "scale and bias must be constants");
-    int64_t rank = static_cast<int64_t>(shape(x).size());
+    if (!float_const(s) || (b >= 0 && !float_const(b))) return fail(n, "scale and bias must be floating-point constants");
+    if (!g_.value(x).has_shape) return fail(n, "the input has no known shape");
+    const Shape& xs = shape(x);
+    const int64_t rank = static_cast<int64_t>(xs.size());
     int64_t axis = n.get_int("axis", -1);
+    if (axis < -rank || axis >= rank)
+      return fail(n, "axis " + std::to_string(axis) + " outside the input " + interp::shape_str(xs));
     if (axis < 0) axis += rank;
-    if (axis != rank - 1) return fail(n, "normalisation over more than the last axis is not supported");
-    for (size_t k = 1; k < n.outputs.size(); ++k)
-      if (n.outputs[k] >= 0 && !cons_[n.outputs[k]].empty()) return fail(n, "the Mean/InvStdDev outputs are not supported");
-    int64_t C = shape(x).back();
-    Proto p;
-    p.l.op = fir::Op::LayerNorm;
-    p.l.name = base_name(n) + "_1";
-    p.l.ori_name = n.name;
-    p.l.axis = axis;
-    p.l.activation_attr = Json::object();
-    p.l.activation_attr.set("epsilon", static_cast<double>(n.get_float("epsilon", 1e-5f)));
-    if (!float_const(s) || (b >= 0 && !float_const(b)) || g_.constant(s).numel() != C ||
-        (b >= 0 && g_.constant(b).numel() != C))
-      return fail(n, "scale and bias must be floating-point constants with one value per channel");
-    p.l.weight = Tensor::floats({C}, g_.constant(s).f);
-    p.l.bias = b >= 0 ? Tensor::floats({C}, g_.constant(b).f) : Tensor::floats({C});
-    p.in_values = {x};
-    emit(std::move(p), n.outputs[0]);
+    if (n.get_int("stash_type", 1) != 1)
+      return fail(n, "stash_type " + std::to_string(n.get_int("stash_type", 1)) + " (only 1, float32, is supported)");
+    const Shape norm(xs.begin() + axis, xs.end());
+    const int64_t C = interp::shape_numel(norm);
+    // A constant broadcast to the normalised shape (the interpreter's Expand,
+    // numpy's rule, as the kernel broadcasts them), flattened.
+    auto spread = [&](int v, Tensor& out) {
+      Node e;
+      e.op = "Expand";
+      e.name = n.name;
+      e.outputs = {0};
+      const Tensor to = Tensor::ints({static_cast<int64_t>(norm.size())}, norm);
+      std::vector<Tensor> r;
+      try {
+        interp::run_kernel(e, g_.opset, {&g_.constant(v), &to}, r);
+      } catch (const Error&) {
+        return false;
+      }
+      if (r.empty() || r[0].shape != norm) return false;  // Expand also broadcasts norm to t's extra dims
+      out = Tensor::floats({C}, std::move(r[0].f));
+      return true;
+    };
+    Tensor scale, bias = Tensor::floats({C});
+    if (!spread(s, scale) || (b >= 0 && !spread(b, bias)))
+      return fail(n, "scale and bias must broadcast to the normalised dimensions " + interp::shape_str(norm));
+    Shape flat(xs.begin(), xs.begin() + axis);
+    flat.push_back(C);
+    int src = x;
+    if (flat != xs) src = reshaped(x, flat, base_name(n) + "_flatten", n.name);
+    Shape stat = flat;
+    stat.back() = 1;
+    const char* names[] = {"y", "mean", "inv_std_dev"};
+    for (size_t k = 0; k < n.outputs.size() && k < 3; ++k) {
+      const int v = n.outputs[k];
+      if (v < 0 || (cons_[v].empty() && !is_output(v))) continue;  // not read
+      Proto p;
+      p.l.op = fir::Op::LayerNorm;
+      p.l.name = base_name(n) + (k == 0 ? std::string("_1") : "_" + std::string(names[k]));
+      p.l.ori_name = n.name;
+      p.l.axis = static_cast<int64_t>(flat.size()) - 1;
+      p.l.activation_attr = Json::object();
+      p.l.activation_attr.set("epsilon", static_cast<double>(n.get_float("epsilon", 1e-5f)));
+      if (k > 0) p.l.activation_attr.set("output", names[k]);
+      p.l.weight = scale;
+      p.l.bias = bias;
+      p.in_values = {src};
+      p.fir_shape = k == 0 ? flat : stat;
+      emit(std::move(p), v);
+    }
   }
 
   void binary(const Node& n) {
@@ -740,6 +790,28 @@ class Lowerer {
 
   // Pseudo values stand for layer outputs with no float-graph counterpart.
   int new_pseudo() { return -1000000 - static_cast<int>(pseudo_.size()) - 1; }
+
+  // A host reshape of value v to `to`, as a pseudo value its reader takes in
+  // place of v: the same data, so v's statistics and float reference.
+  int reshaped(int v, Shape to, const std::string& name, const std::string& ori) {
+    Proto rs;
+    rs.l.op = fir::Op::Reshape;
+    rs.l.name = name;
+    rs.l.ori_name = ori;
+    rs.in_values = {v};
+    rs.fir_shape = to;
+    rs.l.out_shape = std::move(to);
+    rs.l.value = v;
+    int tmp = new_pseudo();
+    protos_.push_back(std::move(rs));
+    pseudo_[tmp] = static_cast<int>(protos_.size() - 1);
+    return tmp;
+  }
+  // 1-D pooling and transposed convolution run as the 2-D operator over a
+  // row: [N, C, L] is viewed as [N, C, 1, L] (kernel [1, k]); the layer's
+  // output [N, K, 1, L'] goes back to 3-D through the reshape every reader
+  // of a layer whose FIR shape is not its value's gets (assemble()).
+  static Shape as_row(const Shape& s) { return {s[0], s[1], 1, s[2]}; }
 
   // Constants created by lowering live in a side table; values index them as
   // -(2 + index) so they never collide with graph values.
@@ -849,12 +921,14 @@ class Lowerer {
 
   void pool(const Node& n) {
     int x = n.input(0);
-    if (shape(x).size() != 4) return fail(n, "only 2-D pooling (4-D input) is supported");
-    const Shape& xs = shape(x);
+    const bool row = shape(x).size() == 3;  // 1-D: over [N, C, 1, L]
+    if (shape(x).size() != 4 && !row)
+      return fail(n, "only 1-D and 2-D pooling (3-D or 4-D input) are supported (input " + interp::shape_str(shape(x)) + ")");
+    const Shape xs = row ? as_row(shape(x)) : shape(x);
     Proto p;
     p.l.name = base_name(n) + "_1";
     p.l.ori_name = n.name;
-    p.in_values = {x};
+    p.in_values = {row ? reshaped(x, xs, base_name(n) + "_row", n.name) : x};
     bool global = n.op == "GlobalAveragePool" || n.op == "GlobalMaxPool";
     bool is_max = n.op == "MaxPool" || n.op == "GlobalMaxPool";
     p.l.op = is_max ? fir::Op::MaxPool2d : fir::Op::AvgPool2d;
@@ -866,7 +940,17 @@ class Lowerer {
     } else {
       std::vector<int64_t> kernel = n.get_ints("kernel_shape");
       bool ceil = n.get_int("ceil_mode", 0) != 0;
-      interp::Window w = interp::resolve_window(n, {xs[2], xs[3]}, kernel, ceil);
+      interp::Window w;
+      try {
+        w = row ? interp::resolve_window(n, {xs[3]}, kernel, ceil) : interp::resolve_window(n, {xs[2], xs[3]}, kernel, ceil);
+      } catch (const Error& e) {
+        return fail(n, e.what());
+      }
+      if (row) {
+        // The row axis: one element, window 1, no stride, padding or dilation.
+        for (auto* v : {&kernel, &w.stride, &w.dilation, &w.out}) v->insert(v->begin(), 1);
+        for (auto* v : {&w.pad_begin, &w.pad_end}) v->insert(v->begin(), 0);
+      }
       if (w.dilation[0] != 1 || w.dilation[1] != 1) p.l.dilation = std::array<int64_t, 2>{w.dilation[0], w.dilation[1]};
       p.l.pool = std::array<int64_t, 2>{kernel[0], kernel[1]};
       p.l.stride = std::array<int64_t, 2>{w.stride[0], w.stride[1]};
@@ -897,6 +981,7 @@ class Lowerer {
       Tensor k = Tensor::floats({1, 1, 1, 1}, {static_cast<float>(p.l.pool_divisor)});
       p.in_values.push_back(add_constant_value(p.l.name + "_constant1", std::move(k)));
     }
+    if (row) p.fir_shape = as_row(shape(n.outputs[0]));
     emit(std::move(p), n.outputs[0]);
   }
 

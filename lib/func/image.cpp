@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <map>
 
+#include "fir/host.hpp"
 #include "footprint/layout.hpp"
 #include "interp/int8_ops.hpp"
 #include "support/error.hpp"
@@ -141,6 +142,7 @@ DramImage build_dram_image(const assembler::DramLayout& layout, const fir::Graph
 
   // Network inputs: each region of its graph input, NHWC without padding.
   auto gi = graph_inputs(g);
+  const fir::HostPlan plan = fir::host_plan(g, "Frontend IR");
   for (const auto& r : layout.inputs) {
     if (r.host_step >= 0) continue;  // a host result: the host writes it during the run
     const fir::Layer* l = g.find(r.layer);
@@ -180,21 +182,29 @@ DramImage build_dram_image(const assembler::DramLayout& layout, const fir::Graph
             }
       continue;
     }
+    // The graph input, directly or through pass-through reshapes (which
+    // keep the chip's byte order): the layer reads it in the box of its own
+    // input's shape.
     int index = -1;
-    for (const auto& n : l->previous_layer)
-      if (fir::is_graph_input_name(n)) {
-        index = std::stoi(n.substr(5)) - 1;
+    fir::Shape seen;
+    for (size_t k = 0; k < l->previous_layer.size(); ++k) {
+      const std::string src = fir::resolve_through(g, plan, l->previous_layer[k]);
+      if (fir::is_graph_input_name(src)) {
+        index = std::stoi(src.substr(5)) - 1;
+        if (k < l->input_shape.size()) seen = l->input_shape[k];
         break;
       }
+    }
     if (index < 0 || size_t(index) >= inputs.size())
       layer_error(*l, "reads DRAM input transfer " + std::to_string(r.transfer_id) + " but no graph input");
     const NpyArray& x = inputs[size_t(index)];
     // Fewer dimensions ([N, C] before a dense layer) are viewed as [N, C, 1, 1], as every stage holds them.
     if (x.shape.empty() || x.shape.size() > 4)
       throw_input_error(gi[size_t(index)].name + ": expected a 1- to 4-D [N, C, H, W] array");
+    if (seen.empty() || fir::element_count(seen) != fir::element_count(x.shape)) seen = x.shape;
     auto d = r.dims();
     // In the box the chip holds it in (a token tensor [N, T, D]: [N, D, T, 1]).
-    auto box = fir::chip_box(x.shape);
+    auto box = fir::chip_box(seen);
     fir::Shape S(box.begin(), box.end());
     for (int k = 0; k < 4; ++k)
       if (r.lower[k] < 0 || r.upper[k] >= S[size_t(k)])
@@ -204,12 +214,12 @@ DramImage build_dram_image(const assembler::DramLayout& layout, const fir::Graph
     std::vector<int8_t> qv(x.bytes.size());
     if (x.type != NpyType::I8) f = x.to_float();
     else std::memcpy(qv.data(), x.bytes.data(), x.bytes.size());
-    if (x.shape.size() == 3) {
+    if (seen.size() == 3) {
       // Row-major [N, T, D] to the box's [N, D, T, 1] order.
       std::vector<float> g(f.size());
       std::vector<int8_t> gq(qv.size());
-      for (size_t e = 0; e < f.size(); ++e) g[size_t(fir::chip_index(x.shape, int64_t(e)))] = f[e];
-      for (size_t e = 0; e < qv.size() && x.type == NpyType::I8; ++e) gq[size_t(fir::chip_index(x.shape, int64_t(e)))] = qv[e];
+      for (size_t e = 0; e < f.size(); ++e) g[size_t(fir::chip_index(seen, int64_t(e)))] = f[e];
+      for (size_t e = 0; e < qv.size() && x.type == NpyType::I8; ++e) gq[size_t(fir::chip_index(seen, int64_t(e)))] = qv[e];
       f = std::move(g);
       qv = std::move(gq);
     }

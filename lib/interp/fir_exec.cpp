@@ -117,6 +117,7 @@ struct FirExecutor::Plan {
   // cpu layers
   std::vector<float> gamma, beta_v;
   float eps = 1e-5f;
+  fir::LayerNormOutput ln_output = fir::LayerNormOutput::Y;  // which of LayerNormalization's outputs
   int64_t axis = 0;
   std::vector<int64_t> perm;
   // resize
@@ -370,6 +371,10 @@ FirExecutor::FirExecutor(const fir::Graph& g, const Loader& load, const Select& 
           p.axis = l.axis.value_or(-1);
           if (const Json* attr = l.activation_attr())
             if (const Json* e = attr->find("epsilon")) p.eps = static_cast<float>(e->as_double());
+          std::string why;
+          auto which = fir::layer_norm_output(l, &why);
+          if (!which) bad(l, why);
+          p.ln_output = *which;
           break;
         }
         case Op::Resize: {
@@ -840,6 +845,9 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
           e.kind = Attribute::Kind::Float;
           e.f = p.eps;
           n.attrs["epsilon"] = e;
+          // The kernel gives Y, Mean and InvStdDev; the layer keeps one.
+          const size_t which = static_cast<size_t>(p.ln_output);
+          n.outputs.assign(which + 1, 0);
           Tensor gm = Tensor::floats({static_cast<int64_t>(p.gamma.size())}, p.gamma);
           Tensor bt = Tensor::floats({static_cast<int64_t>(p.beta_v.size())}, p.beta_v);
           // The FIR's layer_norm normalises over the one axis `axis`: any
@@ -849,6 +857,7 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
           const int64_t ax = normalize_axis(p.axis, rank, "layer_norm axis");
           if (ax == rank - 1) {
             run_kernel(n, opset, {&xf, &gm, &bt}, r);
+            if (which != 0) r[0] = std::move(r[which]);
           } else {
             std::vector<int64_t> to_last, back(static_cast<size_t>(rank));
             for (int64_t d = 0; d < rank; ++d)
@@ -859,7 +868,7 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
             Tensor xl = transposed(xf, to_last);
             std::vector<Tensor> rl;
             run_kernel(n, opset, {&xl, &gm, &bt}, rl);
-            r.push_back(transposed(rl[0], back));
+            r.push_back(transposed(rl[which], back));
           }
         }
         if (r[0].numel() != n_out) bad(l, "output_shape does not match the result");

@@ -326,3 +326,24 @@ TEST_CASE("extension operations: depthwise conv, VP activation, broadcast mul, c
   j.find("up")->set("ceil_mode", false);
   expect_error(format_json(j), {"/up/output_shape/0", "gives [1, 8, 2, 2]"});
 }
+
+TEST_CASE("layer_norm gives Y, Mean or InvStdDev (activation_attr output): the shape follows, other values are refused") {
+  const std::string fir = R"({
+  "ln": {"layer_index": 0, "name": "ln", "operation": "layer_norm", "device": "cpu", "axis": 1,
+         "activation_attr": {"epsilon": 1e-05, "output": "mean"},
+         "file_list": {"k": "ln_k.npy", "b": "ln_b.npy"}, "previous_layer": ["input1"], "next_layer": ["output1"],
+         "input_shape": [[2, 12]], "output_shape": [[2, 1]], "input_dtype": ["float16"], "output_dtype": ["float16"],
+         "input_batchdim": [0], "output_batchdim": [0]}
+})";
+  fir::Graph g = fir::parse_fir(fir, "ln.json");
+  CHECK(fir::layer_norm_output(*g.find("ln")) == fir::LayerNormOutput::Mean);
+  CHECK(fir::infer_output_shape(*g.find("ln")) == fir::Shape{2, 1});
+  CHECK(fir::check(g, "ln.json").empty());
+  Json j = parse_json(fir, "ln.json");
+  j.find("ln")->find("activation_attr")->set("output", "inv_std_dev");
+  CHECK(fir::check(fir::parse_fir(format_json(j), "ln.json"), "ln.json").empty());
+  j.find("ln")->find("activation_attr")->set("output", "y");
+  expect_error(format_json(j), {"/ln/output_shape/0", "layer_norm of [2, 12] gives [2, 12], not [2, 1]"});
+  j.find("ln")->find("activation_attr")->set("output", "median");
+  expect_problem(format_json(j), {"/ln/activation_attr", "\"y\", \"mean\" or \"inv_std_dev\""});
+}

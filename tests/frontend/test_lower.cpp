@@ -579,14 +579,105 @@ TEST_CASE("reflect and edge Pad of rows and columns are resize layers; other pad
   }
 }
 
-TEST_CASE("a 1-D ConvTranspose is refused with the node's name") {
-  OnnxBuilder b;
-  b.input("x", {1, 1, 3}).output("y", {1, 2, 5});
-  b.random_init("w", {1, 2, 3}, 0.5f, 6);
-  b.node("ConvTranspose", {"x", "w"}, {"y"}, "ct1d");
-  std::string e = lower_error(b);
-  CHECK(e.find("ct1d") != std::string::npos);
-  CHECK(e.find("only 2-D ConvTranspose") != std::string::npos);
+TEST_CASE("1-D ConvTranspose and pooling are the 2-D operators over a row [N, C, 1, L] between reshapes; 3-D ones are refused") {
+  {
+    OnnxBuilder b;
+    b.input("x", {1, 2, 5}).output("y", {1, 4, 11});
+    b.random_init("w", {2, 2, 3}, 0.5f, 6);
+    auto& n = b.node("ConvTranspose", {"x", "w"}, {"y"}, "ct1d");
+    OnnxBuilder::attr(n, "strides", std::vector<int64_t>{2});
+    OnnxBuilder::attr(n, "group", int64_t{2});
+    auto m = lower(b);
+    CHECK(ops(m) == std::vector<std::string>{"reshape", "quantize", "resize", "conv2d", "reshape"});
+    CHECK(m.layers[0].out_shape == interp::Shape{1, 2, 1, 5});
+    CHECK(m.layers[0].device == fir::Device::Cpu);
+    const auto& z = find(m, fir::Op::Resize);
+    CHECK(z.activation_attr.find("strides")->as_array()[0].as_int() == 1);
+    CHECK(z.activation_attr.find("strides")->as_array()[1].as_int() == 2);
+    CHECK(z.activation_attr.find("pads")->as_array()[0].as_int() == 0);
+    CHECK(z.out_shape == interp::Shape{1, 2, 1, 13});
+    const auto& c = find(m, fir::Op::Conv2d);
+    CHECK(c.kernel == std::optional<std::array<int64_t, 2>>({1, 3}));
+    CHECK(c.weight->shape == interp::Shape{4, 1, 1, 3});
+    CHECK(c.groups == std::optional<int64_t>(2));
+    CHECK(c.out_shape == interp::Shape{1, 4, 1, 11});
+    CHECK(m.layers.back().out_shape == interp::Shape{1, 4, 11});
+  }
+  for (const char* op : {"MaxPool", "AveragePool"}) {
+    CAPTURE(op);
+    OnnxBuilder b;
+    b.input("x", {1, 3, 9}).output("y", {1, 3, 5});
+    auto& n = b.node(op, {"x"}, {"y"}, "pool1d");
+    OnnxBuilder::attr(n, "kernel_shape", std::vector<int64_t>{3});
+    OnnxBuilder::attr(n, "strides", std::vector<int64_t>{2});
+    OnnxBuilder::attr(n, "pads", std::vector<int64_t>{1, 1});
+    auto m = lower(b);
+    const auto& p = find(m, std::string(op) == "MaxPool" ? fir::Op::MaxPool2d : fir::Op::AvgPool2d);
+    CHECK(p.pool == std::optional<std::array<int64_t, 2>>({1, 3}));
+    CHECK(p.stride == std::optional<std::array<int64_t, 2>>({1, 2}));
+    CHECK(p.padding == std::optional<std::array<int64_t, 4>>({0, 0, 1, 1}));
+    CHECK(p.out_shape == interp::Shape{1, 3, 1, 5});
+    CHECK(m.layers.front().op == fir::Op::Reshape);
+    CHECK(m.layers.back().out_shape == interp::Shape{1, 3, 5});
+  }
+  {
+    OnnxBuilder b;
+    b.input("x", {1, 1, 3, 4, 4}).output("y", {1, 1, 2, 3, 3});
+    OnnxBuilder::attr(b.node("MaxPool", {"x"}, {"y"}, "pool3d"), "kernel_shape", std::vector<int64_t>{2, 2, 2});
+    std::string e = lower_error(b);
+    CHECK(e.find("pool3d") != std::string::npos);
+    CHECK(e.find("3 spatial dimensions") != std::string::npos);
+  }
+}
+
+TEST_CASE("LayerNormalization over trailing axes: one layer_norm over them flattened; Mean and InvStdDev layers of their own") {
+  {
+    // Axis 1 of [2, 3, 4]: the normalised axes [3, 4] flattened to 12; the
+    // scale [4] broadcast over them, the bias [3, 1] too.
+    OnnxBuilder b(17);
+    b.input("x", {2, 3, 4}).output("y", {2, 3, 4}).output("mean", {2, 1, 1}).output("inv", {2, 1, 1});
+    b.init("s", {4}, {1, 2, 3, 4}).init("bias", {3, 1}, {10, 20, 30});
+    OnnxBuilder::attr(b.node("LayerNormalization", {"x", "s", "bias"}, {"y", "mean", "inv"}, "ln"), "axis", int64_t{1});
+    auto m = lower(b);
+    CHECK(ops(m) == std::vector<std::string>{"reshape", "layer_norm", "layer_norm", "layer_norm", "reshape", "reshape",
+                                             "reshape"});
+    CHECK(m.layers[0].out_shape == interp::Shape{2, 12});
+    std::map<std::string, const frontend::LLayer*> by;
+    for (const auto& l : m.layers) by[l.name] = &l;
+    REQUIRE(by.count("LayerNormalization_0_1"));
+    REQUIRE(by.count("LayerNormalization_0_mean"));
+    REQUIRE(by.count("LayerNormalization_0_inv_std_dev"));
+    const auto& y = *by["LayerNormalization_0_1"];
+    CHECK(y.axis == std::optional<int64_t>(1));
+    CHECK(y.out_shape == interp::Shape{2, 12});
+    CHECK(y.activation_attr.find("output") == nullptr);
+    CHECK(y.weight->f == std::vector<float>{1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4});
+    CHECK(y.bias->f == std::vector<float>{10, 10, 10, 10, 20, 20, 20, 20, 30, 30, 30, 30});
+    CHECK(by["LayerNormalization_0_mean"]->activation_attr.find("output")->as_string() == "mean");
+    CHECK(by["LayerNormalization_0_mean"]->out_shape == interp::Shape{2, 1});
+    CHECK(by["LayerNormalization_0_inv_std_dev"]->activation_attr.find("output")->as_string() == "inv_std_dev");
+    REQUIRE(m.graph_outputs.size() == 3);
+    CHECK(m.layers[size_t(m.graph_outputs[0])].out_shape == interp::Shape{2, 3, 4});
+    CHECK(m.layers[size_t(m.graph_outputs[1])].out_shape == interp::Shape{2, 1, 1});
+    CHECK(m.layers[size_t(m.graph_outputs[2])].out_shape == interp::Shape{2, 1, 1});
+  }
+  {
+    // The last axis: no reshape; unread Mean / InvStdDev: no layer.
+    OnnxBuilder b(17);
+    b.input("x", {2, 3, 4}).output("y", {2, 3, 4});
+    b.init("s", {4}, {1, 2, 3, 4});
+    b.node("LayerNormalization", {"x", "s"}, {"y", "", ""}, "ln");
+    CHECK(ops(lower(b)) == std::vector<std::string>{"layer_norm"});
+  }
+  {
+    OnnxBuilder b(17);
+    b.input("x", {2, 3, 4}).output("y", {2, 3, 4});
+    b.init("s", {3}, {1, 2, 3});
+    OnnxBuilder::attr(b.node("LayerNormalization", {"x", "s"}, {"y"}, "ln_bad_scale"), "axis", int64_t{1});
+    std::string e = lower_error(b);
+    CHECK(e.find("ln_bad_scale") != std::string::npos);
+    CHECK(e.find("broadcast to the normalised dimensions [3, 4]") != std::string::npos);
+  }
 }
 
 TEST_CASE("a detection transform's per-image branches merge into one on the batch; the float result is unchanged") {

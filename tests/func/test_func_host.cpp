@@ -7,12 +7,17 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <set>
 
 #include "../frontend/onnx_builder.hpp"
 #include "../testing/testing.hpp"
 #include "asm/asm.hpp"
+#include "fir/host.hpp"
+#include "frontend/onnx_import.hpp"
 #include "func_test_util.hpp"
 #include "gemini/cost.hpp"
 #include "gemini/network.hpp"
@@ -21,6 +26,7 @@
 #include "irgen/irgen.hpp"
 #include "sim/sim.hpp"
 #include "support/error.hpp"
+#include "support/npy.hpp"
 #include "timing/timing.hpp"
 #include "traceview/analysis.hpp"
 #include "traceview/views.hpp"
@@ -375,5 +381,145 @@ TEST_CASE("a network all on the host runs end to end: gemini maps no layer, the 
       for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
       CHECK(r.host_layers_checked == 2);
     }
+  }
+}
+
+namespace {
+
+// libonnx-testdata's node tests (as tests/interp/test_onnx_node_tests.cpp finds them).
+std::string onnx_node_dir(const std::string& name) {
+  const char* e = std::getenv("CCT_ONNX_TESTDATA");
+  std::string d = std::string(e && *e ? e : "/usr/share/libonnx-testdata/data") + "/node/" + name;
+  if (!std::filesystem::exists(d + "/model.onnx"))
+    FAIL("ONNX test data not found at " << d << " (install libonnx-testdata or set CCT_ONNX_TESTDATA)");
+  return d;
+}
+
+interp::Tensor read_pb(const std::string& path) {
+  REQUIRE_MESSAGE(std::filesystem::exists(path), path << " is missing");
+  return frontend::parse_onnx_tensor(testing::read_file(path), path);
+}
+
+// A node test compiled at its own batch: the inputs after the first bound as
+// constants, calibrated on its input (as tests/zoo does), goldens for it.
+Compiled compile_node_test(const std::string& name, std::vector<interp::Tensor>& want) {
+  const std::string dir = onnx_node_dir(name), set = dir + "/test_data_set_0/";
+  std::vector<std::pair<std::string, std::string>> constants;
+  for (int k = 1; std::filesystem::exists(set + "input_" + std::to_string(k) + ".pb"); ++k)
+    constants.emplace_back("", set + "input_" + std::to_string(k) + ".pb");
+  interp::Tensor x = read_pb(set + "input_0.pb");
+  REQUIRE(x.is_float());
+  const std::string calib = testing::temp_dir("func_node_calib_" + name);
+  write_npy(calib + "/input_0.npy", NpyArray::from_float(x.f, x.shape));
+  Compiled c = func_test::compile_model(dir + "/model.onnx", int(x.shape[0]), "node_" + name, constants, calib);
+  const std::string compiled_dir = c.dir;
+  c.input = NpyArray::from_float(x.f, x.shape);
+  c.dir = testing::temp_dir("func_node_data_" + name);
+  for (const auto& e : std::filesystem::directory_iterator(compiled_dir))
+    if (e.path().extension() == ".npy")
+      std::filesystem::copy_file(e.path(), std::filesystem::path(c.dir) / e.path().filename(),
+                                 std::filesystem::copy_options::overwrite_existing);
+  func_test::write_goldens(c.graph, interp::directory_loader(c.dir), c.input, c.dir);
+  for (int k = 0; std::filesystem::exists(set + "output_" + std::to_string(k) + ".pb"); ++k)
+    want.push_back(read_pb(set + "output_" + std::to_string(k) + ".pb"));
+  return c;
+}
+
+// The chain on both architectures (gemini's mapping, irgen, asm, the timing
+// and functional models): every output bit for bit the FIR interpreter's.
+void chain_bit_for_bit(const Compiled& c) {
+  const auto want = func_test::interpret(c);
+  for (const char* arch : {"zebu-1core", "chip-64tops"}) {
+    CAPTURE(arch);
+    const auto& a = arch_named(arch);
+    gemini::Network net = gemini::build_network(c.graph, a, c.fir_path);
+    gemini::CostModel model(net, a);
+    gemini::SearchResult res = gemini::search(model, gemini::SearchOptions{});
+    Built b = func_test::build(c, gemini::to_mapping(res.plan, net, a), a, testing::temp_dir("func_node_chain"));
+    auto report = assembler::check(b.program, a, "p.asm");
+    CHECK_MESSAGE(report.ok(), report.text("p.asm"));
+    func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
+    REQUIRE(r.outputs.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
+  }
+}
+
+}  // namespace
+
+// Every LayerNormalization node test (axis anywhere, so over one or several
+// trailing axes, batch axis included; Mean and InvStdDev as graph outputs),
+// whatever the tests/zoo matrix can and cannot hold (it repeats samples to
+// the batch, which a normalisation over axis 0 does not allow). Each output
+// against ONNX's: the layers run in fp32 on the host, but the FIR holds its
+// float tensors as float16 (the input it reads, the outputs it writes), a
+// relative error of 2^-11 per rounding, which the normalisation carries
+// into Y amplified by |scale| / stddev (about 1 to 3 for these random
+// data): 2^-9 * max(1, |expected|) (1.95e-3) bounds it with room (measured:
+// at most 9.1e-4, in Y of test_layer_normalization_4d_axis_negative_1), and
+// a wrong axis or statistic is off by far more (an epsilon 1e-2 larger:
+// 5e-3 to 1.7e-2).
+TEST_CASE("libonnx-testdata LayerNormalization node tests: Y, Mean and InvStdDev close to ONNX's, the chain bit for bit") {
+  const char* names[] = {"2d_axis0", "2d_axis1", "2d_axis_negative_1", "2d_axis_negative_2", "3d_axis0_epsilon",
+                         "3d_axis1_epsilon", "3d_axis2_epsilon", "3d_axis_negative_1_epsilon",
+                         "3d_axis_negative_2_epsilon", "3d_axis_negative_3_epsilon", "4d_axis0", "4d_axis1", "4d_axis2",
+                         "4d_axis3", "4d_axis_negative_1", "4d_axis_negative_2", "4d_axis_negative_3",
+                         "4d_axis_negative_4", "default_axis"};
+  for (const char* suffix : names) {
+    const std::string name = std::string("test_layer_normalization_") + suffix;
+    CAPTURE(name);
+    std::vector<interp::Tensor> want;
+    Compiled c = compile_node_test(name, want);
+    REQUIRE(want.size() == 3);  // Y, Mean, InvStdDev
+    for (const auto& l : c.graph.layers()) CHECK(l.device == fir::Device::Cpu);
+    const auto got = func_test::interpret(c);
+    REQUIRE(got.size() == want.size());
+    for (size_t o = 0; o < want.size(); ++o) {
+      CAPTURE(o);
+      REQUIRE(got[o].shape == want[o].shape);
+      double worst = 0;
+      for (int64_t k = 0; k < want[o].numel(); ++k) {
+        const double g = got[o].f[size_t(k)], w = want[o].f[size_t(k)];
+        worst = std::max(worst, std::fabs(g - w) / std::max(1.0, std::fabs(w)));
+      }
+      CHECK_MESSAGE(worst <= std::ldexp(1.0, -9), "largest error relative to max(1, |expected|): " << worst);
+    }
+    chain_bit_for_bit(c);
+  }
+}
+
+// 1-D pooling and transposed convolution run on the chip as the 2-D operator
+// over a row ([N, C, 1, L]) between host reshapes. INT8: the input and the
+// output are rounded to the nearest code (calibrated on this input, so the
+// output's scale is about its largest value / 127), half a step each; two
+// output steps bound that with room (a wrong window or padding gives errors
+// of the order of the values).
+TEST_CASE("libonnx-testdata 1-D MaxPool, AveragePool and ConvTranspose node tests run on the chip, close to ONNX's, bit for bit") {
+  for (const char* name : {"test_maxpool_1d_default", "test_averagepool_1d_default", "test_convtranspose_1d"}) {
+    CAPTURE(name);
+    std::vector<interp::Tensor> want;
+    Compiled c = compile_node_test(name, want);
+    REQUIRE(want.size() == 1);
+    int npu = 0;
+    for (const auto& l : c.graph.layers()) npu += l.device == fir::Device::Npu && l.op != fir::Op::Quantize;
+    CHECK(npu == 1);  // the pooling or convolution itself
+    // The reshape to the row moves the chip's bytes ([N, C, L] is stored as
+    // [N, L, C]) unless C = 1: then the host runs it, else it is read through.
+    const fir::HostPlan plan = fir::host_plan(c.graph, "f.json");
+    int rows = 0;
+    for (const auto& l : c.graph.layers())
+      if (l.op == fir::Op::Reshape && l.output_shape[0].size() == 4) {
+        ++rows;
+        CHECK(plan.is_pass_through(l.name) == (l.input_shape[0][1] == 1));
+        CHECK((plan.step(l.name) >= 0) == (l.input_shape[0][1] != 1));
+      }
+    CHECK(rows == 1);
+    const auto got = func_test::interpret(c);
+    REQUIRE(got.size() == 1);
+    REQUIRE(got[0].shape == want[0].shape);
+    double range = 0, worst = 0;
+    for (float w : want[0].f) range = std::max(range, double(std::fabs(w)));
+    for (int64_t k = 0; k < want[0].numel(); ++k) worst = std::max(worst, std::fabs(double(got[0].f[size_t(k)]) - want[0].f[size_t(k)]));
+    CHECK_MESSAGE(worst <= 2 * range / 127, "largest error " << worst << ", largest value " << range);
+    chain_bit_for_bit(c);
   }
 }
