@@ -474,6 +474,13 @@ struct CostModel::Impl {
     return u;
   }
 
+  // A number of the layer's activation_attr, -1 when absent (register values compared, not used).
+  static double act_number(const fir::Layer& f, const char* key) {
+    const Json* attr = f.activation_attr();
+    const Json* v = attr ? attr->find(key) : nullptr;
+    return v && v->is_number() ? v->as_double() : -1.0;
+  }
+
   // The values asm writes into pe_cfg_pm besides the stride: the output's
   // quantisation (INT8 outputs) and the fused activation.
   static void pe_register_values(const fir::Layer& f, timing::UnitConfig& u) {
@@ -485,12 +492,7 @@ struct CostModel::Impl {
       double code = 9;
       for (size_t i = 0; i < std::size(kTypes); ++i)
         if (*f.activation->type == kTypes[i]) code = double(i + 1);
-      const Json* attr = f.activation_attr();
-      auto num = [&](const char* k) {
-        const Json* v = attr ? attr->find(k) : nullptr;
-        return v && v->is_number() ? v->as_double() : -1.0;
-      };
-      u.act = {code, num("max") + num("alpha")};
+      u.act = {code, act_number(f, "max") + act_number(f, "alpha")};
     }
   }
 
@@ -512,12 +514,8 @@ struct CostModel::Impl {
     // vp_cfg_act: clip, leaky_relu, elu and hard_sigmoid take parameters.
     u.has_act = f.op == fir::Op::Clip || f.op == fir::Op::LeakyRelu || f.op == fir::Op::Elu || f.op == fir::Op::HardSigmoid;
     if (u.has_act) {
-      const Json* attr = f.activation_attr();
-      auto num = [&](const char* k) {
-        const Json* v = attr ? attr->find(k) : nullptr;
-        return v && v->is_number() ? v->as_double() : -1.0;
-      };
-      u.act = {double(int(f.op)) + num("min") + num("alpha"), num("max") + num("beta")};
+      u.act = {double(int(f.op)) + act_number(f, "min") + act_number(f, "alpha"),
+               act_number(f, "max") + act_number(f, "beta")};
     }
   }
 
