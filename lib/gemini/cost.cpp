@@ -9,6 +9,7 @@
 #include <optional>
 #include <functional>
 #include <queue>
+#include <tuple>
 
 #include "irgen/spill.hpp"
 #include "irgen/tiling.hpp"
@@ -117,6 +118,7 @@ struct Need {
 
 struct Send {
   int producer = 0, consumer = 0;  // workloads
+  int need = 0;                    // the consumer's need it serves (its place in the receive order)
   int64_t bytes = 0;
 };
 
@@ -697,10 +699,10 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
       }
     }
     w.need_end = int(needs.size());
-    // Received in producer order: the order each sending core uses for one
-    // reader (asm sorts both by transfer, numbered in producer order).
-    std::sort(needs.begin() + w.need_begin, needs.end(),
-              [](const Need& x, const Need& y) { return x.producer < y.producer; });
+    // Received in transfer order, the order each sending core uses for one
+    // reader too (asm sorts both by transfer id): irgen numbers a reader's
+    // transfers input by input, each input's producers in workload order,
+    // which is the order they were pushed here.
     // One message per producer, however many pieces of its output are loaded.
     std::sort(syncs.begin() + w.sync_begin, syncs.end());
     syncs.erase(std::unique(syncs.begin() + w.sync_begin, syncs.end()), syncs.end());
@@ -843,7 +845,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
     for (size_t id = 0; id < wls.size(); ++id)
       for (int k = wls[id].need_begin; k < wls[id].need_end; ++k) {
         Wl& pw = wls[size_t(needs[size_t(k)].producer)];
-        sends[size_t(pw.send_end++)] = {needs[size_t(k)].producer, int(id), needs[size_t(k)].bytes};
+        sends[size_t(pw.send_end++)] = {needs[size_t(k)].producer, int(id), k, needs[size_t(k)].bytes};
       }
   }
 
@@ -1106,9 +1108,10 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       return o;
     };
     // Sends wait until everything this core sends to earlier readers has
-    // gone (asm keeps one global order of readers): after each workload,
-    // those whose reader comes before the core's next workload go.
-    std::vector<std::pair<int, int>> pending_sends;  // (consumer, send)
+    // gone (asm keeps one global order of readers, and for one reader the
+    // order of its receives): after each workload, those whose reader comes
+    // before the core's next workload go.
+    std::vector<std::tuple<int, int, int>> pending_sends;  // (consumer, need, send)
     const auto& mine = per_core[size_t(c)];
     for (size_t qi = 0; qi < mine.size(); ++qi) {
       const int id = mine[qi];
@@ -1191,15 +1194,16 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       for (int wi : issued[size_t(id)])
         if (wts[size_t(wi)].first != w.q)
           weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel);
-      for (int si = w.send_begin; si < w.send_end; ++si) pending_sends.emplace_back(sends[size_t(si)].consumer, si);
-      std::stable_sort(pending_sends.begin(), pending_sends.end());
+      for (int si = w.send_begin; si < w.send_end; ++si)
+        pending_sends.emplace_back(sends[size_t(si)].consumer, sends[size_t(si)].need, si);
+      std::sort(pending_sends.begin(), pending_sends.end());
       const int next = qi + 1 < mine.size() ? mine[qi + 1] : std::numeric_limits<int>::max();
       size_t due = 0;
-      while (due < pending_sends.size() && pending_sends[due].first < next) ++due;
+      while (due < pending_sends.size() && std::get<0>(pending_sends[due]) < next) ++due;
       for (size_t i = 0; i < due; ++i) {
-        const int si = pending_sends[i].second;
+        const int si = std::get<2>(pending_sends[i]);
         const int producer = sends[size_t(si)].producer;
-        emit_syncs(pending_sends[i].first);
+        emit_syncs(std::get<0>(pending_sends[i]));
         int o = op(Op::Send, c, producer);
         ops[size_t(o)].bytes = sends[size_t(si)].bytes;
         ops[size_t(o)].route = &core_route(c, wls[size_t(sends[size_t(si)].consumer)].core);

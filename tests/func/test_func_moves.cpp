@@ -239,3 +239,60 @@ TEST_CASE("gemini prices data movement as irgen and asm run it: transfers, copie
     }
   }
 }
+
+TEST_CASE("gemini receives a reader's pieces in irgen's transfer order: a gate before the map it scales") {
+  // Squeeze and excitation with the gate as the Mul's first input
+  // (torchvision's order): the map is cut by channels over four cores, the
+  // gate computed on one, the Mul cut by columns, so every core sends every
+  // other core a piece of the map, and the gate's core sends them the gate.
+  // irgen numbers a reader's transfers input by input (the gate's first,
+  // though it is produced last) and each core receives in that order; priced
+  // in producer order, the map's pieces would flow before the gate is ready.
+  OnnxBuilder b(13);
+  b.input("x", {1, 32, 16, 16}).output("y", {1, 32, 16, 16});
+  conv(b, "x", "c0", 32, 32, 1, 31);
+  b.node("Relu", {"c0"}, {"f"});
+  b.node("GlobalAveragePool", {"f"}, {"p"});
+  conv(b, "p", "q", 32, 8, 1, 32);
+  b.node("Relu", {"q"}, {"qr"});
+  conv(b, "qr", "r", 8, 32, 1, 33);
+  auto& hs = b.node("HardSigmoid", {"r"}, {"g"});
+  OnnxBuilder::attr(hs, "alpha", 1.0f / 6.0f), OnnxBuilder::attr(hs, "beta", 0.5f);
+  b.node("Mul", {"g", "f"}, {"m"});
+  conv(b, "m", "y", 32, 32, 1, 34);
+  const std::string path = testing::temp_dir("func_moves_models") + "/gate_first.onnx";
+  testing::write_file(path, b.bytes());
+  const Compiled& c = func_test::compile_model(path, 1, "gate_first");
+  const auto& a = arch_named("chip-64tops");
+  mapping::Mapping m = func_test::single_core(c.graph, "chip-64tops");
+  int gate_core = 4;
+  for (auto& s : m.segments)
+    for (auto& lm : s.layers) {
+      const fir::Layer* l = c.graph.find(lm.layer);
+      REQUIRE(l);
+      const int64_t channels = fir::chip_box(l->output_shape[0])[1];
+      lm.partition = mapping::Partition{};
+      if (l->op == fir::Op::ElementWiseMul) {
+        lm.cores = {0, 1, 2, 3}, lm.partition.w = 4;
+      } else if (channels == 32 && fir::chip_box(l->output_shape[0])[2] > 1) {
+        lm.cores = {0, 1, 2, 3}, lm.partition.k = 4;
+      } else {
+        lm.cores = {gate_core++ % a.core_count()};
+      }
+    }
+  gemini::Network net = gemini::build_network(c.graph, a, c.fir_path);
+  gemini::CostModel model(net, a);
+  gemini::Plan plan = gemini::from_mapping(m, net);
+  REQUIRE(gemini::to_mapping(plan, net, a).segments == m.segments);
+  const gemini::PlanCost cost = model.evaluate(plan, false);
+  CHECK(cost.problem == "");
+  Built built = func_test::build(c, m, a, testing::temp_dir("func_moves_gate_first"));
+  int64_t end = 0;
+  for (const auto& t : built.timing) end = std::max(end, t.end);
+  MESSAGE("gate first: predicted " << cost.cycles << ", zebusim " << end);
+  CHECK(double(cost.cycles) == doctest::Approx(double(end)).epsilon(0.01));
+  func::Result r = func_test::run(c, built, built.program, built.timing, a, true);
+  auto want = func_test::interpret(c);
+  REQUIRE(r.outputs.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
+}
