@@ -126,3 +126,24 @@ TEST_CASE("irgen --check and asm --check say what they checked; zebusim's rates 
   CHECK(line.find("e+") == std::string::npos);
   CHECK(line.find("e-") == std::string::npos);
 }
+
+TEST_CASE("the README's walk-through excerpts are what the tools write") {
+  const std::string script = "/usr/bin/python3 " + cct::testing::source_dir() + "/scripts/readme_excerpts.py --bin " +
+                             cct::testing::bin_dir();
+  auto r = run(script + " --check");
+  CAPTURE(r.out);
+  CAPTURE(r.err);
+  CHECK(r.exit_code == 0);
+  CHECK(r.out.find("4 excerpts match the run") != std::string::npos);
+  // The check can fail: a stale excerpt (the FIR's old "module_list") is reported with its diff.
+  const std::string dir = cct::testing::temp_dir("cli_readme");
+  std::string readme = cct::testing::read_file(cct::testing::source_dir() + "/README.md");
+  auto at = readme.find("\"file_list\": {");
+  REQUIRE(at != std::string::npos);
+  readme.replace(at, 12, "\"module_list\"");
+  cct::testing::write_file(dir + "/README.md", readme);
+  auto stale = run(script + " --check --readme " + dir + "/README.md");
+  CHECK(stale.exit_code == 1);
+  CHECK(stale.out.find("+      \"file_list\"") != std::string::npos);
+  CHECK(stale.err.find("stale") != std::string::npos);
+}
