@@ -72,7 +72,7 @@ TEST_CASE("a value that does not parse is refused naming its option") {
   for (const Case& c : std::vector<Case>{{"gemini", "x.fir.json --arch chip-64tops --seed abc", "--seed", "abc"},
                                          {"gemini", "x.fir.json --arch chip-64tops --effort=2x", "--effort", "2x"},
                                          {"irgen", "a b --arch zebu-1core --stream-tolerance much", "--stream-tolerance", "much"},
-                                         {"traceview", "t.trace --top -3x", "--top", "-3x"}}) {
+                                         {"traceview", "t.trace --top=3x", "--top", "3x"}}) {
     CAPTURE(c.args);
     auto r = run_tool(c.tool, c.args);
     CHECK(r.exit_code == cct::kExitUsage);
