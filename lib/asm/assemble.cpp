@@ -160,6 +160,10 @@ struct Load {
 
 // Per-program state shared by the cores.
 struct Shared {
+  // A constructor, not an aggregate: the tables below start empty however
+  // many are added (a brace list had to name each, or warn).
+  Shared(const sir::Schedule& s_, const fir::Graph& g_, const arch::Architecture& a_, const Options& o_)
+      : s(s_), g(g_), a(a_), o(o_), dialect(o_.dialect) {}
   const sir::Schedule& s;
   const fir::Graph& g;
   const arch::Architecture& a;
@@ -2204,7 +2208,7 @@ Dialect detect_dialect(const sir::Schedule& s) {
 
 isa::Program assemble(const sir::Schedule& schedule, const fir::Graph& graph, const arch::Architecture& arch,
                       const Options& options) {
-  Shared sh{schedule, graph, arch, options, options.dialect, {}, {}, {}, {}, {}, {}, {}, {}};
+  Shared sh(schedule, graph, arch, options);
   if (sh.dialect == Dialect::Auto) sh.dialect = detect_dialect(schedule);
   for (size_t c = 0; c < schedule.cores.size(); ++c) {
     const auto& core = schedule.cores[c];

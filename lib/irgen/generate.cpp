@@ -301,6 +301,16 @@ class Generator {
   int place_activations(bool largest_first);
   int spill_victim(int failed) const;
   std::string refusal(int failed) const;
+  // What an L2 tensor holds, named by its layer, for refusals. The weights
+  // reserved with the activations (second attempt) carry neither a producer
+  // nor a source: they were "a tensor".
+  std::string tensor_label(const L2Tensor& t) const {
+    if (t.weight >= 0) return "the weights of \"" + layers_[size_t(weights_[size_t(t.weight)].layer)].fir->name + "\"";
+    if (t.producer_wl >= 0) return "the output of \"" + layers_[size_t(wls_[size_t(t.producer_wl)].layer)].fir->name + "\"";
+    if (!t.source.empty() && t.source[0].layer_name) return "the output of \"" + *t.source[0].layer_name + "\"";
+    if (t.layer_name) return "a tensor of \"" + *t.layer_name + "\"";
+    return "a tensor";
+  }
   std::pair<int, int64_t> fullest(int failed) const;
   void reset_connections();
   std::set<int> spill_;  // producer workloads whose outputs reach later segments through DRAM
@@ -1160,11 +1170,7 @@ int Generator::place_activations(bool largest_first) {
     const int64_t bytes = std::max(t.size, t.footprint);
     int64_t addr = it->second.find(t.start, t.end, bytes, kL2AllocAlign, t.lowest);
     if (addr < 0) {
-      std::string what = "a tensor";
-      if (t.producer_wl >= 0)
-        what = "the output of \"" + layers_[size_t(wls_[size_t(t.producer_wl)].layer)].fir->name + "\"";
-      else if (!t.source.empty() && t.source[0].layer_name) what = "the output of \"" + *t.source[0].layer_name + "\"";
-      place_error_ = what + " (" + std::to_string(t.size) + " bytes, live over " + std::to_string(t.end - t.start + 1) +
+      place_error_ = tensor_label(t) + " (" + std::to_string(t.size) + " bytes, live over " + std::to_string(t.end - t.start + 1) +
                      " workloads) does not fit in the L2 of core " + std::to_string(t.core) +
                      " next to the tensors live with it (" + std::to_string(a_.core.l2_bytes) +
                      " bytes); split the layer or batch in the mapping";

@@ -142,7 +142,9 @@ class Instruction {
   bool operator==(const Instruction& o) const;
 
   // Raw access by parameter position (i indexes info().params); used by the
-  // readers and writers, which walk the parameter list in order.
+  // readers and writers, which walk the parameter list in order. raw_int and
+  // raw_double read the two cells of an Int or Number; a Bool or Enum has one
+  // cell (raw_cell, or get()).
   int64_t raw_int(int i) const {
     int64_t v;
     std::memcpy(&v, &cells_[info().params[i].cell], sizeof v);

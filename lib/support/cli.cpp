@@ -13,7 +13,39 @@
 namespace cct::cli {
 namespace {
 std::string g_tool = "cct";
+
+// cxxopts reports a value of the wrong type as "Argument 'abc' failed to
+// parse" without the option: find the option that was given that value on
+// the command line (--opt abc, --opt=abc, -xabc) and name it.
+std::string bad_value_message(const cxxopts::exceptions::incorrect_argument_type& e, int argc, char** argv) {
+  const std::string what = e.what();
+  const std::string head = "Argument ", tail = " failed to parse";
+  if (what.rfind(head, 0) != 0 || what.size() < head.size() + tail.size() ||
+      what.compare(what.size() - tail.size(), tail.size(), tail) != 0)
+    return what;
+  // The value sits between cxxopts' quote marks, which may be multi-byte.
+  std::string quoted = what.substr(head.size(), what.size() - head.size() - tail.size());
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.size() < 2 || a[0] != '-') continue;
+    std::string option, value;
+    if (a.rfind("--", 0) == 0) {
+      auto eq = a.find('=');
+      if (eq != std::string::npos) option = a.substr(0, eq), value = a.substr(eq + 1);
+      else if (i + 1 < argc) option = a, value = argv[i + 1];
+    } else if (a.size() > 2) {
+      option = a.substr(0, 2), value = a.substr(2);
+    } else if (i + 1 < argc) {
+      option = a, value = argv[i + 1];
+    }
+    if (option.empty() || value.empty() || quoted.size() < value.size() + 2) continue;
+    const size_t open = (quoted.size() - value.size()) / 2;
+    if (quoted.compare(open, value.size(), value) == 0 && quoted.size() - value.size() == 2 * open)
+      return "option " + option + ": cannot read '" + value + "' as its value";
+  }
+  return what;
 }
+}  // namespace
 
 const std::string& tool_name() { return g_tool; }
 
@@ -59,6 +91,8 @@ int run_tool(int argc, char** argv, const ToolInfo& info, const std::vector<std:
     cxxopts::ParseResult result;
     try {
       result = options.parse(argc, argv);
+    } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
+      throw_usage_error(bad_value_message(e, argc, argv) + " (see --help)");
     } catch (const cxxopts::exceptions::exception& e) {
       throw_usage_error(std::string(e.what()) + " (see --help)");
     }

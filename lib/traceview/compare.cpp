@@ -61,7 +61,7 @@ bool same_instruction(const isa::Instruction& a, const isa::Instruction& b) {
       case ParamKind::Int:
       case ParamKind::Bool:
       case ParamKind::Enum:
-        if (a.raw_int(int(i)) != b.raw_int(int(i))) return false;
+        if (a.get(p.id) != b.get(p.id)) return false;
         break;
       case ParamKind::IntList:
       case ParamKind::EnumList:

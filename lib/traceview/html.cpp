@@ -6,7 +6,9 @@
 // a few bytes per instruction, decoded by the page into typed arrays:
 //   main stream, per instruction in program order:
 //     lane, opcode (byte), slyr (s), start - previous start in the lane (s),
-//     duration, line distance to the binding predecessor (0 = none)
+//     duration, line distance to the binding predecessor (s; 0 = none;
+//     negative when it comes later in the program, as the sending partner of
+//     a receive on another core may)
 //     [, edge byte: kind * 16 + token queue], wkl (s), tile (s),
 //     presence byte of the optional timing fields
 //     [, start - issue][, bytes][, ops][, energy as float32 little-endian]
@@ -125,9 +127,10 @@ void encode_params(std::string& s, const isa::Instruction& inst) {
   for (size_t i = 0; i < specs.size(); ++i) {
     const auto& p = specs[i];
     switch (p.kind) {
-      case ParamKind::Int:
-      case ParamKind::Enum: put_sv(rec, inst.raw_int(int(i))); break;
-      case ParamKind::Bool: rec += char(inst.raw_int(int(i)) ? 1 : 0); break;
+      case ParamKind::Int: put_sv(rec, inst.raw_int(int(i))); break;
+      // Enums and bools take one cell: get() reads them at their width.
+      case ParamKind::Enum: put_sv(rec, inst.get(p.id)); break;
+      case ParamKind::Bool: rec += char(inst.get(p.id) ? 1 : 0); break;
       case ParamKind::Number:
         if (inst.raw_is_float(int(i))) {
           rec += char(1);
@@ -176,7 +179,7 @@ std::string format_html(const trace::Trace& t, const Analysis& a, const HtmlOpti
     put_uv(main, uint64_t(tm.duration()));
     const Dependence& d = a.dep_of[i];
     if (d.pred >= 0) {
-      put_uv(main, uint64_t(int64_t(i) - d.pred));
+      put_sv(main, int64_t(i) - d.pred);
       main += char(int(d.kind) * 16 + int(d.token_from));
     } else {
       put_uv(main, 0);

@@ -18,6 +18,7 @@
 #include "sim/sim.hpp"
 #include "support/io.hpp"
 #include "support/json.hpp"
+#include "html_check.hpp"
 #include "testing.hpp"
 #include "trace/trace.hpp"
 #include "traceview/analysis.hpp"
@@ -320,41 +321,9 @@ TEST_CASE("--chrome: one complete event per instruction, pid = core, tid = queue
 
 namespace {
 
-std::string chromium() {
-  for (const char* name : {"chromium", "chromium-browser"}) {
-    auto r = run(std::string("command -v ") + name);
-    if (r.exit_code == 0 && !r.out.empty()) return r.out.substr(0, r.out.find('\n'));
-  }
-  FAIL("chromium is not installed; the HTML view is checked in headless Chromium. Install it with: "
-       "apt-get install -y chromium");
-  return "";
-}
-
-// Runs headless Chromium on a file URL with a fresh profile; `mode` is
-// "--dump-dom" or "--screenshot=PATH".
-cct::testing::RunResult headless(const std::string& url, const std::string& mode, const std::string& dir, int w = 1200,
-                                 int h = 600) {
-  static int n = 0;
-  std::string profile = dir + "/profile" + std::to_string(n++);
-  fs::remove_all(profile);
-  fs::create_directories(profile);
-  return run("HOME='" + profile + "' timeout 180 '" + chromium() +
-             "' --headless --no-sandbox --disable-gpu --disable-quic --no-first-run --disable-background-networking "
-             "--disable-component-update --disable-sync --disable-dev-shm-usage --user-data-dir='" + profile +
-             "' --enable-logging=stderr --v=0 --virtual-time-budget=15000 --window-size=" + std::to_string(w) + "," +
-             std::to_string(h) + " " + mode + " '" + url + "'");
-}
-
-std::string body_attr(const std::string& dom, const std::string& name) {
-  auto b = dom.find("<body");
-  if (b == std::string::npos) return "";
-  auto e = dom.find('>', b);
-  std::string tag = dom.substr(b, e - b);
-  auto p = tag.find(name + "=\"");
-  if (p == std::string::npos) return "";
-  p += name.size() + 2;
-  return tag.substr(p, tag.find('"', p) - p);
-}
+using html_check::body_attr;
+using html_check::chromium;
+using html_check::headless;
 
 // Decodes a PNG (8-bit RGB/RGBA, not interlaced) with Python's zlib and counts
 // its distinct colours and the pixels of the PE and LD lane colours.
@@ -464,6 +433,62 @@ TEST_CASE("--html opens in headless Chromium without errors, shows the lanes and
   auto bad = headless("file://" + dir + "/broken.html", "--dump-dom", dir);
   CHECK(body_attr(bad.out, "data-status") == "error");
   CHECK(bad.err.find("Uncaught") != std::string::npos);
+}
+
+TEST_CASE("the HTML view of the whole chip: every instruction class hovered, enum parameters by name, no console error") {
+  // The bundled model through the tools on chip-64tops (transfers between
+  // cores, every queue busy); the slow label has ResNet-50 (test_traceview_resnet.cpp).
+  std::string dir = cct::testing::temp_dir("traceview_hover");
+  const std::string arch = " --arch chip-64tops", fir = dir + "/t.fir.json";
+  auto must = [](const cct::testing::RunResult& r) { REQUIRE_MESSAGE(r.exit_code == 0, r.err); };
+  must(run_tool("onnx2fir", cct::testing::source_dir() + "/examples/tiny_resnet/tiny_resnet.onnx --quiet --calib-random 1 --data-dir " +
+                                dir + "/data -o " + fir));
+  must(run_tool("gemini", fir + arch + " --no-progress -o " + dir + "/t.map.json"));
+  must(run_tool("irgen", fir + " " + dir + "/t.map.json" + arch + " -o " + dir + "/t.sir.json"));
+  must(run_tool("asm", dir + "/t.sir.json --fir " + fir + arch + " -o " + dir + "/t.asm"));
+  must(run_tool("zebusim", dir + "/t.asm" + arch + " -o " + dir + "/t.trace"));
+  must(run_tool("traceview", dir + "/t.trace" + arch + " --fir " + fir + " --html " + dir + "/t.html"));
+  html_check::check_hover_every_class(dir + "/t.html", trace::read_trace(dir + "/t.trace"), dir);
+
+  // A receive whose sending partner comes later in the program: the page's
+  // link to the binding predecessor points forward (it was decoded as an
+  // index past the end, and the tooltip threw).
+  using isa::Opcode;
+  using isa::Param;
+  using isa::Queue;
+  isa::Program p;
+  auto add = [&](Opcode op, int core, std::initializer_list<Queue> prev, std::initializer_list<Queue> next) -> isa::Instruction& {
+    isa::Instruction inst(op);
+    inst.mapping.core = core;
+    inst.prev = isa::QueueList(prev);
+    inst.next = isa::QueueList(next);
+    p.instructions.push_back(inst);
+    return p.instructions.back();
+  };
+  add(Opcode::si_cfg, 1, {}, {}).set_list(Param::DTile, {64, 28, 28});
+  {
+    auto& si = add(Opcode::si_mov, 1, {}, {});
+    si.set(Param::SCORE, 0);
+    si.set(Param::TAG, 7);
+    si.set_list(Param::Tile, {1, 64, 28, 28});
+  }
+  add(Opcode::ct_st, 0, {}, {Queue::SO});
+  add(Opcode::so_cfg, 0, {}, {}).set_list(Param::STile, {64, 28, 28});
+  {
+    auto& so = add(Opcode::so_mov, 0, {Queue::CT}, {});
+    so.set(Param::DCORE, 1);
+    so.set(Param::TAG, 7);
+    so.set_list(Param::Tile, {1, 64, 28, 28});
+  }
+  add(Opcode::ct_ed, 0, {}, {});
+  arch::Architecture a = arch::load_architecture("chip-64tops");
+  trace::Trace t;
+  t.program = p;
+  t.timing = sim::simulate(p, a).timing;
+  traceview::Analysis an = analyze(t, a);
+  REQUIRE(an.dep_of[1].pred > 1);  // si_mov is held back by its partner's core, below it
+  cct::testing::write_file(dir + "/fwd.html", traceview::format_html(t, an, {}));
+  html_check::check_hover_every_class(dir + "/fwd.html", t, dir);
 }
 
 TEST_CASE("a two-core trace: lanes per core, the critical path crosses cores through a transfer") {

@@ -90,10 +90,10 @@ int main(int argc, char** argv) {
         cli::add_arch_option(o);
         cli::add_output_option(o, "mapping");
         cli::add_validate_option(o);
-        o.add_options()("objective", "what to minimise: latency, energy or edp (default latency)",
+        o.add_options()("objective", "what to minimise: latency, energy or edp",
                         cxxopts::value<std::string>()->default_value("latency"), "WHAT");
-        o.add_options()("seed", "seed of the annealing (default 1)", cxxopts::value<uint64_t>()->default_value("1"), "S");
-        o.add_options()("effort", "annealing iterations, in multiples of the default (default 1)",
+        o.add_options()("seed", "seed of the annealing", cxxopts::value<uint64_t>()->default_value("1"), "S");
+        o.add_options()("effort", "annealing iterations, in multiples of the default",
                         cxxopts::value<int>()->default_value("1"), "N");
         o.add_options()("time-limit", "stop searching after SEC seconds and keep the best mapping so far",
                         cxxopts::value<double>(), "SEC");
@@ -109,10 +109,10 @@ int main(int argc, char** argv) {
                         cxxopts::value<std::string>(), "SPACE");
         o.add_options()("nets", "--dse: the networks (FIR files, comma-separated or repeated) instead of SPACE's",
                         cxxopts::value<std::vector<std::string>>(), "FIR,...");
-        o.add_options()("jobs", "--dse: design points evaluated in parallel (default 1)",
+        o.add_options()("jobs", "--dse: design points evaluated in parallel",
                         cxxopts::value<int>()->default_value("1"), "N");
         o.add_options()("point", "--dse: evaluate design point I only and write its journal line", cxxopts::value<int>(), "I");
-        o.add_options()("journal", "--dse: the journal of finished points (default OUTPUT.journal)",
+        o.add_options()("journal", "--dse: the journal of finished points (default: OUTPUT.journal)",
                         cxxopts::value<std::string>(), "FILE");
         o.add_options()("count-points", "--dse: print the number of design points of SPACE");
       },

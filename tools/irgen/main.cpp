@@ -38,9 +38,9 @@ int main(int argc, char** argv) {
         o.add_options()("check", "validate the Scheduler IR given as input instead of generating");
         o.add_options()("no-prefetch", "load weights only in the workload that needs them");
         o.add_options()("no-early-receives", "receive other cores' pieces in the workload that reads them");
-        o.add_options()("weights", "where weights go from DRAM: auto, wl0 or l2 (default auto)",
+        o.add_options()("weights", "where weights go from DRAM: auto, wl0 or l2 (default: auto)",
                         cxxopts::value<std::string>(), "PATH");
-        o.add_options()("stream-tolerance", "auto: stream weights from L2 unless that is this fraction slower (default 0.05)",
+        o.add_options()("stream-tolerance", "auto: stream weights from L2 unless that is this fraction slower (default: 0.05)",
                         cxxopts::value<double>(), "X");
         o.add_options()("no-wl0-split",
                         "stream from L2 the weights of a layer part that do not fit the weight buffer, instead of "
@@ -63,7 +63,13 @@ int main(int argc, char** argv) {
           if (r.count("fir")) g = fir::read_fir(r["fir"].as<std::string>(), fo);
           auto problems = irgen::check(s, arch, r.count("fir") ? &g : nullptr, display_name(input));
           for (const auto& p : problems) std::cerr << p << "\n";
-          return problems.empty() ? kExitOk : kExitCheckFailed;
+          if (!problems.empty()) return kExitCheckFailed;
+          // Success says what was checked, so a silent pass is not mistaken for a skipped one.
+          std::cerr << "irgen: " << display_name(input) << ": OK: " << s.workload_count() << " workloads on "
+                    << s.cores.size() << " cores: transfers matched, no L2 / WL0 overlaps, capacities, coverage of each layer"
+                    << (r.count("fir") ? ", shapes and weights against the Frontend IR" : " (no --fir: shapes from the schedule)")
+                    << "\n";
+          return kExitOk;
         }
         if (r.count("fir")) throw_usage_error("--fir goes with --check; give the Frontend IR as the first argument");
         std::string mapping_path = cli::required(r, "mapping", "the mapping");

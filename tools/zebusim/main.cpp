@@ -1,6 +1,7 @@
 // zebusim: executes an ISA program on an architecture and writes its trace;
 // with --functional it also carries the program out on real data.
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -24,6 +25,23 @@
 namespace {
 
 using namespace cct;
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// A rate with an SI prefix and three significant digits ("1.72 M MAC/s"),
+// not the stream's default "1.72129e+06".
+std::string rate(double v, const char* unit) {
+  static constexpr const char* kPrefix[] = {"", "k ", "M ", "G ", "T ", "P "};
+  int k = 0;
+  while (v >= 999.5 && k < 5) v /= 1000, ++k;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3g %s%s", v, kPrefix[k], unit);
+  return buf;
+}
 
 std::vector<std::string> strings(const cxxopts::ParseResult& r, const std::string& name) {
   return r.count(name) ? r[name].as<std::vector<std::string>>() : std::vector<std::string>{};
@@ -77,8 +95,8 @@ void run_functional(const cxxopts::ParseResult& r, const isa::Program& program, 
   }
   if (r.count("stats") || !opt.golden_dir.empty()) {
     std::ostringstream s;
-    s << "zebusim: functional: " << program.size() << " instructions, " << res.macs << " MACs in " << seconds << " s ("
-      << (seconds > 0 ? double(res.macs) / seconds : 0.0) << " MAC/s)";
+    s << "zebusim: functional: " << program.size() << " instructions, " << res.macs << " MACs in " << fixed(seconds, 2)
+      << " s (" << rate(seconds > 0 ? double(res.macs) / seconds : 0.0, "MAC/s") << ")";
     if (!opt.golden_dir.empty()) {
       s << "; golden: " << res.layers_checked << " layers match";
       if (!res.host_layers.empty())
