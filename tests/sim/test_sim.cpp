@@ -67,6 +67,25 @@ TEST_CASE("a queue runs in order and tokens order queues") {
   CHECK(r.stats.energy.static_ > 0);
 }
 
+// Cycle counts near int64's end used to wrap: a trace whose instruction ends
+// before it starts. The clock stops at timing::kMaxCycles with an error.
+TEST_CASE("a run past the cycle limit is refused, not wrapped") {
+  // Four host steps of ~2.8e18 cycles each (at zebu-1core's host rates): the
+  // sum passes int64.
+  std::string p;
+  for (int tag = 0; tag < 4; ++tag)
+    p += line("ct_hw", "\"TAG\": " + std::to_string(tag) + ", \"HOPS\": 9000000000000000000, \"HBYTES\": 9000000000000000000, " +
+                           deps("", ""));
+  CHECK(error_of(p).find("t.jsonl: the run passes 4611686018427387904 cycles") != std::string::npos);
+  // One such step alone still fits.
+  auto r = run(line("ct_hw", "\"TAG\": 0, \"HOPS\": 9000000000000000000, \"HBYTES\": 0, " + deps("", "")));
+  CHECK(r.timing[0].end > r.timing[0].start);
+  // Durations saturate instead of overflowing.
+  CHECK(timing::add_cycles(timing::kMaxCycles, timing::kMaxCycles) == timing::kMaxCycles);
+  CHECK(timing::saturate_cycles(1e300) == timing::kMaxCycles);
+  CHECK(timing::saturate_cycles(-5) == 0);
+}
+
 TEST_CASE("identical input gives identical output") {
   std::string p = load(-1, 64, 8, 8, 0, "", "\"ST\"") + store(-1, 64, 8, 8, 0, "\"LD\"", "");
   auto a = run(p), b = run(p);
