@@ -64,18 +64,31 @@ std::string zstd_compress(std::string_view data, int level) {
   return out;
 }
 
-std::string zstd_decompress(std::string_view data, const std::string& where) {
-  // Streaming decompression: frames need not record their content size.
+namespace {
+
+// Decompresses `data` as a stream. With `out` null it only counts the bytes,
+// keeping none; otherwise it appends them to *out. Refuses more than `limit`
+// bytes as soon as the count passes it.
+uint64_t zstd_stream(std::string_view data, const std::string& where, uint64_t limit, std::string* out) {
+  // Streaming: frames need not record their content size.
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
-  std::string out;
+  if (!ctx) throw Error(kExitInternal, where + ": out of memory for the zstd decoder");
   std::string buf(ZSTD_DStreamOutSize(), '\0');
   ZSTD_inBuffer in{data.data(), data.size(), 0};
+  uint64_t total = 0;
+  auto take = [&](size_t n) {
+    total += n;
+    if (total > limit)
+      throw_input_error(where + ": zstd data decompresses to more than " + std::to_string(limit) +
+                        " bytes, the limit for compressed input (a decompression bomb?); decompress it first if it is real");
+    if (out) out->append(buf.data(), n);
+  };
   size_t last = 0;
   while (in.pos < in.size) {
     ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
     last = ZSTD_decompressStream(ctx.get(), &ob, &in);
     if (ZSTD_isError(last)) throw_input_error(where + ": corrupt zstd data: " + ZSTD_getErrorName(last));
-    out.append(buf.data(), ob.pos);
+    take(ob.pos);
     if (ob.pos == 0 && last != 0 && in.pos == in.size) break;
   }
   // Flush whatever is still buffered in the decoder.
@@ -83,10 +96,29 @@ std::string zstd_decompress(std::string_view data, const std::string& where) {
     ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
     last = ZSTD_decompressStream(ctx.get(), &ob, &in);
     if (ZSTD_isError(last)) throw_input_error(where + ": corrupt zstd data: " + ZSTD_getErrorName(last));
-    out.append(buf.data(), ob.pos);
+    take(ob.pos);
     if (ob.pos == 0) break;
   }
   if (last != 0) throw_input_error(where + ": truncated zstd data");
+  return total;
+}
+
+}  // namespace
+
+std::string zstd_decompress(std::string_view data, const std::string& where, uint64_t limit) {
+  // A frame that declares a size beyond the limit is refused before any work.
+  unsigned long long declared = ZSTD_getFrameContentSize(data.data(), data.size());
+  if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR && declared > limit)
+    throw_input_error(where + ": zstd data decompresses to " + std::to_string(declared) + " bytes, more than " +
+                      std::to_string(limit) +
+                      ", the limit for compressed input (a decompression bomb?); decompress it first if it is real");
+  // Two passes: the first counts the bytes and keeps none, so a bomb is
+  // refused without taking its memory; the second fills a string of exactly
+  // that size (no doubling growth: peak memory is the output once).
+  const uint64_t size = zstd_stream(data, where, limit, nullptr);
+  std::string out;
+  out.reserve(size_t(size));
+  zstd_stream(data, where, limit, &out);
   return out;
 }
 
