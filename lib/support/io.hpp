@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace cct {
 
@@ -15,7 +16,39 @@ namespace cct {
 std::string read_input(const std::string& path);
 
 // Writes data to path ("-" = stdout) atomically; compresses when path ends in .zst.
+// A new file's permissions are 0666 less the umask. Until the rename the data
+// is in a hidden temporary beside the target, ".NAME.tmp.XXXXXX"; a process
+// killed with SIGKILL in between leaves it behind (safe to delete once no tool
+// is writing NAME).
 void write_output(const std::string& path, std::string_view data);
+
+// Several outputs of one run (a mapping and its timeline, a FIR and its .npy
+// files) written as one unit: every regular file first goes to a complete
+// temporary beside it; then streams and devices (stdout, /dev/null, a FIFO)
+// are written; the renames come last. A failure before the renames leaves no
+// new file (what was already written to a stream cannot be taken back).
+class OutputSet {
+ public:
+  OutputSet() = default;
+  OutputSet(const OutputSet&) = delete;
+  OutputSet& operator=(const OutputSet&) = delete;
+  ~OutputSet();  // removes the temporaries of an uncommitted set
+  // Queues `data` for `path` ("-" = stdout); compressed when path ends in .zst.
+  void add(std::string path, std::string data);
+  // The same without a copy: `data` must outlive commit().
+  void add_view(std::string path, std::string_view data);
+  void commit();
+
+ private:
+  struct Entry {
+    std::string path, owned, tmp;
+    std::string_view view;  // the data when not owned
+    bool is_view = false;
+    std::string_view data() const { return is_view ? view : std::string_view(owned); }
+  };
+  void discard() noexcept;
+  std::vector<Entry> entries_;
+};
 
 bool has_zstd_magic(std::string_view data);
 bool ends_with_zst(std::string_view path);

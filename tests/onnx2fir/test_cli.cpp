@@ -120,6 +120,19 @@ TEST_CASE("unsupported operators and dynamic shapes are explained") {
   CHECK(g.find("src_quantize_1_1")->output_shape[0] == fir::Shape{2, 3, 8, 8});
 }
 
+// Issue 20: a failed FIR write left its .npy files in --data-dir.
+TEST_CASE("the FIR and its .npy files are one unit: a failed write leaves none") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_unit");
+  std::string model = write_model(dir, "m.onnx", tiny());
+  auto r = cct::testing::run_tool("onnx2fir", model + " --calib-random 2 --quiet --data-dir " + dir + "/data -o /dev/full");
+  CHECK(r.exit_code == kExitIo);
+  REQUIRE(fs::is_directory(dir + "/data"));
+  CHECK(fs::is_empty(dir + "/data"));  // no .npy, no temporary
+  r = cct::testing::run_tool("onnx2fir", model + " --calib-random 2 --quiet --data-dir " + dir + "/data -o " + dir + "/m.json");
+  CHECK(r.exit_code == 0);
+  CHECK(!fs::is_empty(dir + "/data"));
+}
+
 TEST_CASE("a full run: FIR, weights, golden activations, report") {
   std::string dir = cct::testing::temp_dir("onnx2fir_full");
   std::string model = write_model(dir, "m.onnx", tiny());

@@ -87,6 +87,55 @@ TEST_CASE("a zstd bomb is refused, naming the file, without taking its memory") 
                        doctest::Contains("d.zst: zstd data decompresses to 5000 bytes, more than 4999"), cct::Error);
 }
 
+TEST_CASE("an output set is written whole or not at all") {
+  std::string dir = cct::testing::temp_dir("io_set");
+  {
+    cct::OutputSet out;
+    out.add(dir + "/a.json", "a");
+    out.add(dir + "/b.json.zst", "b");
+    out.add("/dev/full", "c");  // a device: written after the files are complete, before their renames
+    CHECK_THROWS_WITH_AS(out.commit(), doctest::Contains("/dev/full: cannot write"), cct::Error);
+  }
+  CHECK(fs::is_empty(dir));  // neither file nor temporary
+  {
+    cct::OutputSet out;
+    out.add(dir + "/a.json", "a");
+    out.add(dir + "/no/such/dir/b.json", "b");
+    CHECK_THROWS_AS(out.commit(), cct::Error);
+  }
+  CHECK(fs::is_empty(dir));
+  {
+    cct::OutputSet out;
+    out.add(dir + "/a.json", "a");
+    std::string b = "b";
+    out.add_view(dir + "/b.json.zst", b);
+    out.commit();
+  }
+  CHECK(cct::read_input(dir + "/a.json") == "a");
+  CHECK(cct::read_input(dir + "/b.json.zst") == "b");
+  {
+    cct::OutputSet dropped;  // never committed: nothing appears
+    dropped.add(dir + "/c.json", "c");
+  }
+  CHECK(!fs::exists(dir + "/c.json"));
+}
+
+// Issue 20: outputs were created 0644 whatever the umask.
+TEST_CASE("new outputs get the permissions the umask allows") {
+  std::string dir = cct::testing::temp_dir("io_umask");
+  const mode_t saved = umask(022);
+  for (mode_t mask : {mode_t(077), mode_t(022), mode_t(002), mode_t(0)}) {
+    CAPTURE(mask);
+    umask(mask);
+    std::string path = dir + "/out" + std::to_string(mask) + ".json";
+    cct::write_output(path, "x");
+    struct stat st {};
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == (0666 & ~mask));
+  }
+  umask(saved);
+}
+
 TEST_CASE("missing input names the file") {
   try {
     cct::read_input("/nonexistent/file.json");
