@@ -153,6 +153,7 @@ class Engine {
       }
     }
     if (ended_ < n_) report_deadlock();
+    report_leftover_tokens();
     return collect();
   }
 
@@ -513,6 +514,22 @@ class Engine {
     try_start(core, q, now_);
     for (int k = 0; k < nd.nnext; ++k)
       if (nd.next[k] != q) try_start(core, nd.next[k], now_);
+  }
+
+  // Tokens left at the end: some pop took a token pushed for a later one, so
+  // an instruction may have started before the one it waits for (asm --check
+  // refuses the same program).
+  void report_leftover_tokens() {
+    for (int c = 0; c < ncores_; ++c)
+      for (int x = 0; x < kQ; ++x)
+        for (int y = 0; y < kQ; ++y) {
+          int64_t left = produced(c, x, y) - consumed(c, x, y);
+          if (left <= 0) continue;
+          const auto& order = qs(c, x).order;
+          throw_input_error((order.empty() ? opt_.file : line_of(opt_, order.back())) + ": core " + std::to_string(c) + ": " +
+                            std::to_string(left) + " " + std::string(isa::queue_name(Queue(x))) + "->" +
+                            std::string(isa::queue_name(Queue(y))) + " token(s) pushed but never popped");
+        }
   }
 
   [[noreturn]] void report_deadlock() {

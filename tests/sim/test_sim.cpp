@@ -8,6 +8,7 @@
 
 #include "arch/arch.hpp"
 #include "programs.hpp"
+#include "isa/check.hpp"
 #include "sim/sim.hpp"
 #include "support/error.hpp"
 #include "testing.hpp"
@@ -84,6 +85,13 @@ TEST_CASE("a run past the cycle limit is refused, not wrapped") {
   CHECK(timing::add_cycles(timing::kMaxCycles, timing::kMaxCycles) == timing::kMaxCycles);
   CHECK(timing::saturate_cycles(1e300) == timing::kMaxCycles);
   CHECK(timing::saturate_cycles(-5) == 0);
+}
+
+// Issue 20: asm --check warned and zebusim ran such a program; now both refuse it.
+TEST_CASE("tokens pushed but never popped are refused, as asm --check does") {
+  std::string p = load(-1, 64, 8, 8, 0, "", "\"ST\", \"PE\"") + store(-1, 64, 8, 8, 0, "\"LD\"", "");
+  CHECK(error_of(p) == "t.jsonl:2: core 0: 1 LD->PE token(s) pushed but never popped");
+  CHECK_FALSE(isa::check_program(parse(p)).ok());
 }
 
 TEST_CASE("identical input gives identical output") {
