@@ -87,7 +87,7 @@ class Checker {
     capacities();
     index_producers();
     for (const auto& c : s_.cores)
-      for (size_t k = 0; k < c.workloads.size(); ++k) workload(c, k);
+      for (size_t k = 0; k < c.workloads.size(); ++k) workload(c, k), weight_entry_transfers(c, k);
     dram();
     coverage();
     weights();
@@ -110,6 +110,7 @@ class Checker {
   void index_producers();
   void workload(const sir::Core& c, size_t k);
   void memory(const sir::Core& c, size_t k);
+  void weight_entry_transfers(const sir::Core& c, size_t k);
   void dram();
   void coverage();
   void weights();
@@ -348,6 +349,33 @@ void Checker::workload(const sir::Core& c, size_t k) {
     add_problem(p + "/tile_info", "the tiles cover " + std::to_string(vol) + " of the workload's " + std::to_string(volume(box)) +
                                       " output elements");
   memory(c, k);
+}
+
+// A weight-buffer entry loaded from DRAM names weight loads sent to its
+// core: asm loads the entry by these ids, so another core's load (another
+// part of the layer) or a feature map puts other records in WL0.
+void Checker::weight_entry_transfers(const sir::Core& c, size_t k) {
+  const auto& w = c.workloads[k];
+  for (const auto* wb : {&w.wl0_buffer, &w.wl1_buffer}) {
+    const std::string key = wb == &w.wl0_buffer ? "/wl0_buffer/" : "/wl1_buffer/";
+    for (size_t i = 0; i < wb->entries.size(); ++i) {
+      const auto& e = wb->entries[i];
+      if (e.source != sir::WeightSource::Ddr) continue;
+      for (size_t j = 0; j < e.transfer_id.size(); ++j) {
+        const std::string tp = wp(c.id, k) + key + std::to_string(i) + "/transfer_id/" + std::to_string(j);
+        auto it = producers_.find(e.transfer_id[j]);
+        if (it == producers_.end() || !it->second[0].weight) {
+          add_problem(tp, "transfer " + std::to_string(e.transfer_id[j]) + " is not a weight load of \"-1\"/out");
+          continue;
+        }
+        bool here = false;
+        for (const auto& d : *it->second[0].destination) here = here || (d.type == sir::Endpoint::Core && d.core_id == c.id);
+        if (!here)
+          add_problem(tp, "weight transfer " + std::to_string(e.transfer_id[j]) + " (" + it->second[0].pointer +
+                              ") does not go to core " + std::to_string(c.id));
+      }
+    }
+  }
 }
 
 void Checker::memory(const sir::Core& c, size_t k) {

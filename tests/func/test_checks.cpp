@@ -452,6 +452,26 @@ TEST_CASE("damaged transfer ids and paddings: irgen --check refuses them, naming
     source(d, received[0]).transfer_id = 999999;
     CHECK(has(irgen::check(d, a, &c.graph, "s.json"), pointer(received[0]) + "/transfer_id", "transfer 999999 has no producer"));
   }
+  // A WL0 entry loaded from DRAM under the id of a feature-map transfer.
+  bool entry = false;
+  for (size_t ci = 0; ci < b.sir.cores.size() && !entry; ++ci)
+    for (size_t k = 0; k < b.sir.cores[ci].workloads.size() && !entry; ++k) {
+      const auto& wb = b.sir.cores[ci].workloads[k].wl0_buffer;
+      for (size_t i = 0; i < wb.entries.size() && !entry; ++i) {
+        if (wb.entries[i].source != sir::WeightSource::Ddr || wb.entries[i].transfer_id.empty()) continue;
+        sir::Schedule d = b.sir;
+        const int64_t fmap = source(d, received[0]).transfer_id;
+        d.cores[ci].workloads[k].wl0_buffer.entries[i].transfer_id[0] = fmap;
+        auto problems = irgen::check(d, a, &c.graph, "s.json");
+        INFO((problems.empty() ? std::string("no problem") : problems[0]));
+        CHECK(has(problems,
+                  "/" + std::to_string(d.cores[ci].id) + "/" + std::to_string(k) + "/wl0_buffer/" + std::to_string(i) +
+                      "/transfer_id/0",
+                  "transfer " + std::to_string(fmap) + " is not a weight load"));
+        entry = true;
+      }
+    }
+  CHECK(entry);
   // A windowed layer's tile whose padding does not span its windows.
   bool padded = false;
   for (size_t ci = 0; ci < b.sir.cores.size() && !padded; ++ci)
