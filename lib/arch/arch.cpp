@@ -44,7 +44,7 @@ double Architecture::dram_channel_bytes_per_cycle() const {
 
 void Architecture::finalize(const std::string& file) {
   if (name.empty()) fail_at(file, "/name", "the architecture needs a name");
-  if (!std::isfinite(clock_ghz) || clock_ghz <= 0) fail_at(file, "/clock_ghz", "clock_ghz must be > 0 (GHz)");
+  if (!in_range(clock_ghz, kClockGhz)) fail_at(file, "/clock_ghz", "clock_ghz must be " + range_text(kClockGhz) + " (GHz)");
 
   check_constants(core, core_constants(), file, "/core");
   check_constants(noc, noc_constants(), file, "/noc");
@@ -52,6 +52,11 @@ void Architecture::finalize(const std::string& file) {
   check_constants(dram, dram_constants(), file, "/dram");
   check_constants(energy, energy_constants(), file, "/energy");
   check_constants(timing, timing_constants(), file, "/timing");
+  // The clock turns GiB/s into bytes per cycle: that must be a physical rate too.
+  if (!in_range(dram_channel_bytes_per_cycle(), kRate))
+    fail_at(file, "/dram/channel_gib_per_s",
+            "channel_gib_per_s at clock_ghz " + number_text(clock_ghz) + " gives " +
+                number_text(dram_channel_bytes_per_cycle()) + " bytes per cycle, which must be " + range_text(kRate));
 
   // Dies and core numbering.
   if (dies.empty()) fail_at(file, "/dies", "at least one die is needed");

@@ -1,100 +1,110 @@
 #include "arch/arch.hpp"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 namespace cct::arch {
 
-std::string_view range_text(Range r) {
-  switch (r) {
-    case Range::Positive: return "> 0";
-    case Range::NonNegative: return ">= 0";
-    case Range::Fraction: return "in (0, 1]";
+std::string number_text(double v) {
+  char buf[40];
+  if (v == std::floor(v) && std::fabs(v) < 9e15) {
+    // Whole numbers in full ("65536", "1099511627776"), but powers of ten
+    // from 1e9 on as the docs write them ("1e9").
+    int64_t i = int64_t(v), p = 0;
+    while (i != 0 && i % 10 == 0) i /= 10, ++p;
+    if (i == 1 && p >= 9) return "1e" + std::to_string(p);
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(v));
+    return buf;
   }
-  return "?";
+  for (int prec = 1; prec <= 17; ++prec) {  // shortest text that reads back the same
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  return buf;
+}
+
+std::string range_text(Range r) {
+  return std::string(r.lo_open ? "in (" : "in [") + number_text(r.lo) + ", " + number_text(r.hi) + "]";
 }
 
 bool in_range(double v, Range r) {
   if (!std::isfinite(v)) return false;
-  switch (r) {
-    case Range::Positive: return v > 0;
-    case Range::NonNegative: return v >= 0;
-    case Range::Fraction: return v > 0 && v <= 1;
-  }
-  return false;
+  return (r.lo_open ? v > r.lo : v >= r.lo) && v <= r.hi;
 }
 
 // The key tables. Order = order in the files we write and in the docs.
 namespace {
 
 const Constant<CoreSpec> kCore[] = {
-    {"pe_rows", &CoreSpec::pe_rows, Range::Positive, "PEs"},
-    {"pe_cols", &CoreSpec::pe_cols, Range::Positive, "PEs"},
-    {"vp_bytes_per_cycle", &CoreSpec::vp_bytes_per_cycle, Range::Positive, "bytes/cycle"},
-    {"l2_bytes", &CoreSpec::l2_bytes, Range::Positive, "bytes"},
-    {"wl0_rows", &CoreSpec::wl0_rows, Range::Positive, "rows"},
-    {"wl0_row_bytes", &CoreSpec::wl0_row_bytes, Range::Positive, "bytes"},
-    {"al1_bytes", &CoreSpec::al1_bytes, Range::Positive, "bytes"},
-    {"ol1_bytes", &CoreSpec::ol1_bytes, Range::Positive, "bytes"},
-    {"l2_channel_align_bytes", &CoreSpec::l2_channel_align_bytes, Range::Positive, "bytes"},
-    {"weight_extra_bytes_per_out_channel", &CoreSpec::weight_extra_bytes_per_out_channel, Range::NonNegative, "bytes"},
+    {"pe_rows", &CoreSpec::pe_rows, kPeSide, "PEs"},
+    {"pe_cols", &CoreSpec::pe_cols, kPeSide, "PEs"},
+    {"vp_bytes_per_cycle", &CoreSpec::vp_bytes_per_cycle, kIntRate, "bytes/cycle"},
+    {"l2_bytes", &CoreSpec::l2_bytes, kSize, "bytes"},
+    {"wl0_rows", &CoreSpec::wl0_rows, kRows, "rows"},
+    {"wl0_row_bytes", &CoreSpec::wl0_row_bytes, kSize, "bytes"},
+    {"al1_bytes", &CoreSpec::al1_bytes, kSize, "bytes"},
+    {"ol1_bytes", &CoreSpec::ol1_bytes, kSize, "bytes"},
+    {"l2_channel_align_bytes", &CoreSpec::l2_channel_align_bytes, kAlign, "bytes"},
+    {"weight_extra_bytes_per_out_channel", &CoreSpec::weight_extra_bytes_per_out_channel, kPerChannel, "bytes"},
 };
 
 const Constant<NocSpec> kNoc[] = {
-    {"link_bytes_per_cycle", &NocSpec::link_bytes_per_cycle, Range::Positive, "bytes/cycle"},
-    {"hop_latency_cycles", &NocSpec::hop_latency_cycles, Range::NonNegative, "cycles"},
+    {"link_bytes_per_cycle", &NocSpec::link_bytes_per_cycle, kRate, "bytes/cycle"},
+    {"hop_latency_cycles", &NocSpec::hop_latency_cycles, kCycles, "cycles"},
 };
 
 const Constant<D2dSpec> kD2d[] = {
-    {"link_bytes_per_cycle", &D2dSpec::link_bytes_per_cycle, Range::Positive, "bytes/cycle"},
-    {"latency_cycles", &D2dSpec::latency_cycles, Range::NonNegative, "cycles"},
+    {"link_bytes_per_cycle", &D2dSpec::link_bytes_per_cycle, kRate, "bytes/cycle"},
+    {"latency_cycles", &D2dSpec::latency_cycles, kCycles, "cycles"},
 };
 
 const Constant<DramSpec> kDram[] = {
-    {"channel_gib_per_s", &DramSpec::channel_gib_per_s, Range::Positive, "GiB/s"},
-    {"latency_cycles", &DramSpec::latency_cycles, Range::NonNegative, "cycles"},
+    {"channel_gib_per_s", &DramSpec::channel_gib_per_s, kGiBps, "GiB/s"},
+    {"latency_cycles", &DramSpec::latency_cycles, kCycles, "cycles"},
 };
 
 const Constant<EnergySpec> kEnergy[] = {
-    {"mac_pj", &EnergySpec::mac_pj, Range::NonNegative, "pJ"},
-    {"vp_op_pj", &EnergySpec::vp_op_pj, Range::NonNegative, "pJ"},
-    {"l1_pj_per_byte", &EnergySpec::l1_pj_per_byte, Range::NonNegative, "pJ/byte"},
-    {"l2_pj_per_byte", &EnergySpec::l2_pj_per_byte, Range::NonNegative, "pJ/byte"},
-    {"dram_pj_per_bit", &EnergySpec::dram_pj_per_bit, Range::NonNegative, "pJ/bit"},
-    {"noc_pj_per_bit_hop", &EnergySpec::noc_pj_per_bit_hop, Range::NonNegative, "pJ/bit/hop"},
-    {"d2d_pj_per_bit", &EnergySpec::d2d_pj_per_bit, Range::NonNegative, "pJ/bit"},
-    {"core_static_mw", &EnergySpec::core_static_mw, Range::NonNegative, "mW"},
-    {"io_die_static_mw", &EnergySpec::io_die_static_mw, Range::NonNegative, "mW"},
+    {"mac_pj", &EnergySpec::mac_pj, kEnergyPj, "pJ"},
+    {"vp_op_pj", &EnergySpec::vp_op_pj, kEnergyPj, "pJ"},
+    {"l1_pj_per_byte", &EnergySpec::l1_pj_per_byte, kEnergyPj, "pJ/byte"},
+    {"l2_pj_per_byte", &EnergySpec::l2_pj_per_byte, kEnergyPj, "pJ/byte"},
+    {"dram_pj_per_bit", &EnergySpec::dram_pj_per_bit, kEnergyPj, "pJ/bit"},
+    {"noc_pj_per_bit_hop", &EnergySpec::noc_pj_per_bit_hop, kEnergyPj, "pJ/bit/hop"},
+    {"d2d_pj_per_bit", &EnergySpec::d2d_pj_per_bit, kEnergyPj, "pJ/bit"},
+    {"core_static_mw", &EnergySpec::core_static_mw, kPowerMw, "mW"},
+    {"io_die_static_mw", &EnergySpec::io_die_static_mw, kPowerMw, "mW"},
 };
 
 const Constant<TimingSpec> kTiming[] = {
-    {"config_cycles", &TimingSpec::config_cycles, Range::NonNegative, "cycles"},
-    {"control_cycles", &TimingSpec::control_cycles, Range::NonNegative, "cycles"},
-    {"ld_fixed_cycles", &TimingSpec::ld_fixed_cycles, Range::NonNegative, "cycles"},
-    {"st_fixed_cycles", &TimingSpec::st_fixed_cycles, Range::NonNegative, "cycles"},
-    {"lw_bytes_per_cycle", &TimingSpec::lw_bytes_per_cycle, Range::Positive, "bytes/cycle"},
-    {"lw_fixed_cycles", &TimingSpec::lw_fixed_cycles, Range::NonNegative, "cycles"},
-    {"pe_fixed_cycles", &TimingSpec::pe_fixed_cycles, Range::NonNegative, "cycles"},
-    {"pe_efficiency", &TimingSpec::pe_efficiency, Range::Fraction, "fraction of peak"},
-    {"vp_fixed_cycles", &TimingSpec::vp_fixed_cycles, Range::NonNegative, "cycles"},
-    {"dt_fixed_cycles", &TimingSpec::dt_fixed_cycles, Range::NonNegative, "cycles"},
-    {"pe_act_bytes_per_cycle", &TimingSpec::pe_act_bytes_per_cycle, Range::Positive, "bytes/cycle"},
-    {"pe_wl0_bytes_per_cycle", &TimingSpec::pe_wl0_bytes_per_cycle, Range::Positive, "bytes/cycle"},
-    {"pe_weight_cache_bytes", &TimingSpec::pe_weight_cache_bytes, Range::NonNegative, "bytes"},
-    {"pe_weight_reload_bytes_per_cycle", &TimingSpec::pe_weight_reload_bytes_per_cycle, Range::Positive, "bytes/cycle"},
-    {"pe_output_cycles_int8", &TimingSpec::pe_output_cycles_int8, Range::NonNegative, "cycles"},
-    {"pe_output_cycles_fp16", &TimingSpec::pe_output_cycles_fp16, Range::NonNegative, "cycles"},
-    {"pe_setup_cycles", &TimingSpec::pe_setup_cycles, Range::NonNegative, "cycles"},
-    {"pe_setup_cycles_per_act_line", &TimingSpec::pe_setup_cycles_per_act_line, Range::NonNegative, "cycles"},
-    {"pe_channel_split_cycles", &TimingSpec::pe_channel_split_cycles, Range::NonNegative, "cycles"},
-    {"pe_bank_conflict_cycles", &TimingSpec::pe_bank_conflict_cycles, Range::NonNegative, "cycles"},
-    {"pe_bank_conflict_pitch_bytes", &TimingSpec::pe_bank_conflict_pitch_bytes, Range::NonNegative, "bytes"},
-    {"vp_pipeline_cycles", &TimingSpec::vp_pipeline_cycles, Range::NonNegative, "cycles"},
-    {"vp_second_input_cycles", &TimingSpec::vp_second_input_cycles, Range::NonNegative, "cycles"},
-    {"vp_fp16_output_cycles", &TimingSpec::vp_fp16_output_cycles, Range::NonNegative, "cycles"},
-    {"vp_pool_cycles_per_window", &TimingSpec::vp_pool_cycles_per_window, Range::NonNegative, "cycles"},
-    {"host_latency_cycles", &TimingSpec::host_latency_cycles, Range::NonNegative, "cycles"},
-    {"host_ops_per_cycle", &TimingSpec::host_ops_per_cycle, Range::Positive, "operations/cycle"},
-    {"host_bytes_per_cycle", &TimingSpec::host_bytes_per_cycle, Range::Positive, "bytes/cycle"},
+    {"config_cycles", &TimingSpec::config_cycles, kCycles, "cycles"},
+    {"control_cycles", &TimingSpec::control_cycles, kCycles, "cycles"},
+    {"ld_fixed_cycles", &TimingSpec::ld_fixed_cycles, kCycles, "cycles"},
+    {"st_fixed_cycles", &TimingSpec::st_fixed_cycles, kCycles, "cycles"},
+    {"lw_bytes_per_cycle", &TimingSpec::lw_bytes_per_cycle, kRate, "bytes/cycle"},
+    {"lw_fixed_cycles", &TimingSpec::lw_fixed_cycles, kCycles, "cycles"},
+    {"pe_fixed_cycles", &TimingSpec::pe_fixed_cycles, kCycles, "cycles"},
+    {"pe_efficiency", &TimingSpec::pe_efficiency, kFraction, "fraction of peak"},
+    {"vp_fixed_cycles", &TimingSpec::vp_fixed_cycles, kCycles, "cycles"},
+    {"dt_fixed_cycles", &TimingSpec::dt_fixed_cycles, kCycles, "cycles"},
+    {"pe_act_bytes_per_cycle", &TimingSpec::pe_act_bytes_per_cycle, kRate, "bytes/cycle"},
+    {"pe_wl0_bytes_per_cycle", &TimingSpec::pe_wl0_bytes_per_cycle, kRate, "bytes/cycle"},
+    {"pe_weight_cache_bytes", &TimingSpec::pe_weight_cache_bytes, kBytes, "bytes"},
+    {"pe_weight_reload_bytes_per_cycle", &TimingSpec::pe_weight_reload_bytes_per_cycle, kRate, "bytes/cycle"},
+    {"pe_output_cycles_int8", &TimingSpec::pe_output_cycles_int8, kCycles, "cycles"},
+    {"pe_output_cycles_fp16", &TimingSpec::pe_output_cycles_fp16, kCycles, "cycles"},
+    {"pe_setup_cycles", &TimingSpec::pe_setup_cycles, kCycles, "cycles"},
+    {"pe_setup_cycles_per_act_line", &TimingSpec::pe_setup_cycles_per_act_line, kCycles, "cycles"},
+    {"pe_channel_split_cycles", &TimingSpec::pe_channel_split_cycles, kCycles, "cycles"},
+    {"pe_bank_conflict_cycles", &TimingSpec::pe_bank_conflict_cycles, kCycles, "cycles"},
+    {"pe_bank_conflict_pitch_bytes", &TimingSpec::pe_bank_conflict_pitch_bytes, kBytes, "bytes"},
+    {"vp_pipeline_cycles", &TimingSpec::vp_pipeline_cycles, kCycles, "cycles"},
+    {"vp_second_input_cycles", &TimingSpec::vp_second_input_cycles, kCycles, "cycles"},
+    {"vp_fp16_output_cycles", &TimingSpec::vp_fp16_output_cycles, kCycles, "cycles"},
+    {"vp_pool_cycles_per_window", &TimingSpec::vp_pool_cycles_per_window, kCycles, "cycles"},
+    {"host_latency_cycles", &TimingSpec::host_latency_cycles, kCycles, "cycles"},
+    {"host_ops_per_cycle", &TimingSpec::host_ops_per_cycle, kRate, "operations/cycle"},
+    {"host_bytes_per_cycle", &TimingSpec::host_bytes_per_cycle, kRate, "bytes/cycle"},
 };
 
 }  // namespace

@@ -17,11 +17,32 @@
 
 namespace cct::arch {
 
-enum class Range : uint8_t {
-  Positive,     // > 0
-  NonNegative,  // >= 0
-  Fraction,     // in (0, 1]
+// The physical range of a constant: lo (or above it, when lo_open) to hi.
+// Generous, but bounded on both sides: every cycle count the timing model
+// derives from them (bytes / bandwidth, fixed costs summed over a program)
+// then stays far inside int64 and exact enough in double, so an absurd file
+// is refused here instead of overflowing or stalling a model.
+struct Range {
+  double lo = 0;
+  bool lo_open = false;
+  double hi = 0;
 };
+
+inline constexpr double kTiB = 1099511627776.0;                // 2^40 bytes
+inline constexpr Range kCycles{0, false, 1e9};                  // a fixed cost or latency
+inline constexpr Range kRate{1e-3, false, 1e6};                 // bytes or operations per cycle
+inline constexpr Range kIntRate{1, false, 1e6};                // an integer bytes per cycle
+inline constexpr Range kRows{1, false, 4294967296.0};           // rows of a buffer (2^32)
+inline constexpr Range kBytes{0, false, kTiB};                  // a size or pitch that may be 0
+inline constexpr Range kSize{1, false, kTiB};                   // a memory's size
+inline constexpr Range kPeSide{1, false, 65536};                // PE array rows or columns
+inline constexpr Range kAlign{1, false, 4096};                  // an alignment (L2 channel padding)
+inline constexpr Range kPerChannel{0, false, 65536};            // bytes stored per output channel
+inline constexpr Range kGiBps{1e-3, false, 1e6};                // a DRAM channel's bandwidth
+inline constexpr Range kEnergyPj{0, false, 1e6};                // energy of one operation, byte or bit
+inline constexpr Range kPowerMw{0, false, 1e9};                 // static power
+inline constexpr Range kFraction{0, true, 1};                   // (0, 1]
+inline constexpr Range kClockGhz{1e-3, false, 1e3};             // clock_ghz
 
 template <class S>
 struct Constant {
@@ -34,7 +55,8 @@ struct Constant {
 template <class S>
 using ConstantTable = std::span<const Constant<S>>;
 
-std::string_view range_text(Range r);
+std::string range_text(Range r);  // "in [0, 1e9]"
+std::string number_text(double v);  // short text of a bound or a value: "0.001", "65536", "1e9"
 bool in_range(double v, Range r);
 
 // Reads every constant of `table` from the object at `c` (all required) and
@@ -59,7 +81,7 @@ void read_constants(const JsonCursor& c, S& out, ConstantTable<S> table,
       value = out.*std::get<double S::*>(k.member) = v.as_double();
     }
     if (!in_range(value, k.range))
-      v.fail(std::string(k.key) + " must be " + std::string(range_text(k.range)) + " (" + std::string(k.unit) + ")");
+      v.fail(std::string(k.key) + " must be " + range_text(k.range) + " (" + std::string(k.unit) + ")");
   }
 }
 
@@ -76,7 +98,7 @@ void check_constants(const S& s, ConstantTable<S> table, const std::string& file
     if (!in_range(value, k.range)) {
       std::string pointer = pointer_prefix;
       append_pointer_token(pointer, k.key);
-      throw_input_error(at_pointer(file, pointer, std::string(k.key) + " must be " + std::string(range_text(k.range)) +
+      throw_input_error(at_pointer(file, pointer, std::string(k.key) + " must be " + range_text(k.range) +
                                                       " (" + std::string(k.unit) + ")"));
     }
   }

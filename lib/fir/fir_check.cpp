@@ -7,6 +7,7 @@
 #include "fir/fir_ops.hpp"
 #include "fir/host_graph.hpp"
 #include "support/error.hpp"
+#include "support/pyfloat.hpp"
 
 namespace cct::fir {
 
@@ -408,11 +409,19 @@ class Checker {
       auto finite = [&](double v, const std::string& key) {
         if (!std::isfinite(v)) problem(ptr(l, "quant_info") + "/" + key, "not a finite number");
       };
+      // A scale maps codes to reals (input) or reals to codes (output, the
+      // reciprocal): zero, negative or infinite has no meaning and divides
+      // by zero or flips every value downstream.
+      auto scale = [&](double v, const std::string& key) {
+        if (!(std::isfinite(v) && v > 0))
+          problem(ptr(l, "quant_info") + "/" + key,
+                  "layer \"" + l.name + "\": " + key + " must be a finite number > 0, got " + python_float(v));
+      };
       for (size_t i = 0; i < q.inputs.size(); ++i) {
-        finite(q.inputs[i].scale, "input_scale" + std::to_string(i + 1));
+        scale(q.inputs[i].scale, "input_scale" + std::to_string(i + 1));
         finite(q.inputs[i].zero_point, "input_zero_point" + std::to_string(i + 1));
       }
-      if (q.output_scale) finite(*q.output_scale, "output_scale");
+      if (q.output_scale) scale(*q.output_scale, "output_scale");
       if (q.output_zero_point) finite(*q.output_zero_point, "output_zero_point");
     }
     for (const auto& [role, name] : l.file_list)

@@ -1,6 +1,7 @@
 #include "frontend/pipeline.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -58,11 +59,22 @@ interp::Graph load_model(const std::string& path, const ImportOptions& options) 
   std::string name = display_name(path);
   std::string dir = path == "-" ? "." : std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  if (bytes.size() >= 8 && bytes.compare(4, 4, "TFL3") == 0) return import_tflite_bytes(bytes, name, options);
-  if (bytes.size() >= 4 && bytes.compare(0, 4, std::string("PK\x03\x04", 4)) == 0) {
+  const bool tflite = bytes.size() >= 8 && bytes.compare(4, 4, "TFL3") == 0;
+  const bool zip = bytes.size() >= 4 && bytes.compare(0, 4, std::string("PK\x03\x04", 4)) == 0;
+  if (tflite) return import_tflite_bytes(bytes, name, options);
+  if (zip) {
     std::string onnx = torchscript_to_onnx(path, options);
     return import_onnx_bytes(onnx, name + " (exported to ONNX)", dir, options);
   }
+  // The content decides; without a TFLite or zip signature the file is read
+  // as ONNX, unless its name says it is one of the others: then the error
+  // names that format (a damaged .tflite is not "not a valid ONNX model").
+  std::string ext = std::filesystem::path(ends_with_zst(path) ? path.substr(0, path.size() - 4) : path).extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+  if (ext == ".tflite")
+    throw_input_error(name + ": not a valid TFLite model: no \"TFL3\" file identifier at byte 4 (corrupt or truncated file, or not TFLite?)");
+  if (ext == ".pt" || ext == ".pth")
+    throw_input_error(name + ": not a valid TorchScript model: not a zip archive (corrupt or truncated file, or not TorchScript?)");
   return import_onnx_bytes(bytes, name, dir, options);
 }
 

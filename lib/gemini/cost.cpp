@@ -1402,11 +1402,13 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       case 2: {
         if (e.version != epoch) break;  // superseded by a later reallocation
         advance();
-        // Every flow done by now (within a byte) ends.
+        // Every flow done by now (within a byte) ends; so does one whose end
+        // rounds to now (late in a long run a double cannot step by its
+        // last bytes' time, and waiting for it would never end).
         std::vector<int> ended;
         for (size_t k = 0; k < active.size();) {
           Flow& f = flows[size_t(active[k])];
-          if (f.remaining <= 0.5) {
+          if (f.remaining <= 0.5 || now + f.remaining / f.rate <= now) {
             f.active = false;
             ended.push_back(f.op);
             for (int r : ops[size_t(f.op)].route->resources) use(r, -1);
@@ -1448,8 +1450,8 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       t.segment = w.seg, t.group = w.group, t.part = w.part;
       t.bytes = x.kind == Op::Compute ? 0 : x.bytes;
       if (x.kind == Op::Send && x.partner >= 0) t.peer = ops[size_t(x.partner)].core;
-      t.start = std::llround(std::max(0.0, x.start));
-      t.end = std::llround(std::max(0.0, x.end));
+      t.start = timing::saturate_cycles(x.start);
+      t.end = timing::saturate_cycles(x.end);
       pc.timeline.push_back(t);
     }
   }
@@ -1457,12 +1459,12 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   // A program without workloads (a network all on the host) still starts and ends.
   if (program_frame) pc.cycles = std::llround(a.timing.control_cycles) + timing::program_epilogue_cycles(a);
   for (const Op& x : ops) {
-    pc.cycles = std::max(pc.cycles, int64_t(std::ceil(std::max(x.end, 0.0) - 1e-9)) +
-                                        (program_frame ? timing::program_epilogue_cycles(a) : 0));
+    pc.cycles = std::max(pc.cycles, timing::add_cycles(timing::saturate_cycles(std::ceil(x.end - 1e-9)),
+                                                       program_frame ? timing::program_epilogue_cycles(a) : 0));
     if (x.kind == Op::Compute) {
       const Wl& w = wls[size_t(x.wl)];
       LayerCost& lc = lcost[size_t(w.layer)];
-      int64_t s = int64_t(std::llround(x.start)), e = int64_t(std::llround(x.end));
+      int64_t s = timing::saturate_cycles(x.start), e = timing::saturate_cycles(x.end);
       if (lc.busy_cycles == 0 && lc.end == 0) {
         lc.start = s, lc.part_cycles = 0, lc.layer = w.layer;
         first_part[size_t(w.layer)] = w.leader;

@@ -87,7 +87,7 @@ class Checker {
     capacities();
     index_producers();
     for (const auto& c : s_.cores)
-      for (size_t k = 0; k < c.workloads.size(); ++k) workload(c, k);
+      for (size_t k = 0; k < c.workloads.size(); ++k) workload(c, k), weight_entry_transfers(c, k);
     dram();
     coverage();
     weights();
@@ -110,6 +110,7 @@ class Checker {
   void index_producers();
   void workload(const sir::Core& c, size_t k);
   void memory(const sir::Core& c, size_t k);
+  void weight_entry_transfers(const sir::Core& c, size_t k);
   void dram();
   void coverage();
   void weights();
@@ -197,6 +198,30 @@ void Checker::workload(const sir::Core& c, size_t k) {
   // A data movement workload's tile t is piece t of its box (fir::move_pieces)
   // and reads one input: the ifmap of that input among those giving pieces.
   const fir::Layer* fl = g_ ? g_->find(w.layer_name) : nullptr;
+  // A windowed layer's tile: its input rows (columns) and padding span
+  // exactly the windows of its output rows. asm addresses the window start
+  // from the padding, so a wrong padding reads outside the tensor.
+  if (fl && (fl->kernel_size || fl->pool_size)) {
+    const auto win = fl->window(), st = fl->strides(), dil = fl->dilations();
+    for (size_t t = 0; t < w.tile_info.size(); ++t) {
+      const auto& tile = w.tile_info[t];
+      for (int a = 0; a < 2; ++a) {
+        const __int128 out = tile.ofmap_upper[2 + a] - tile.ofmap_lower[2 + a] + 1;
+        const __int128 in = tile.ifmap_upper[2 + a] - tile.ifmap_lower[2 + a] + 1;
+        const __int128 pads = __int128(tile.tile_padding_tblr[2 * a]) + tile.tile_padding_tblr[2 * a + 1];
+        const __int128 need = (out - 1) * st[a] + (__int128(win[a]) - 1) * dil[a] + 1;
+        if (in + pads == need) continue;
+        add_problem(p + "/tile_info/tile_num_" + std::to_string(t) + "/tile_padding_tblr",
+                    std::string(a == 0 ? "rows" : "columns") + ": the tile's " + std::to_string(int64_t(in)) +
+                        " input ones and padding " + std::to_string(tile.tile_padding_tblr[2 * a]) + " + " +
+                        std::to_string(tile.tile_padding_tblr[2 * a + 1]) + " do not span the " +
+                        std::to_string(int64_t(need)) + " that its " + std::to_string(int64_t(out)) + " output ones read (window " +
+                        std::to_string(win[a]) + ", stride " + std::to_string(st[a]) + ", dilation " +
+                        std::to_string(dil[a]) + " of \"" + w.layer_name + "\")");
+        break;
+      }
+    }
+  }
   const bool moves = fl && fir::is_move_op(fl->op);
   std::vector<size_t> tile_ifmap, tile_input;
   if (moves)
@@ -324,6 +349,33 @@ void Checker::workload(const sir::Core& c, size_t k) {
     add_problem(p + "/tile_info", "the tiles cover " + std::to_string(vol) + " of the workload's " + std::to_string(volume(box)) +
                                       " output elements");
   memory(c, k);
+}
+
+// A weight-buffer entry loaded from DRAM names weight loads sent to its
+// core: asm loads the entry by these ids, so another core's load (another
+// part of the layer) or a feature map puts other records in WL0.
+void Checker::weight_entry_transfers(const sir::Core& c, size_t k) {
+  const auto& w = c.workloads[k];
+  for (const auto* wb : {&w.wl0_buffer, &w.wl1_buffer}) {
+    const std::string key = wb == &w.wl0_buffer ? "/wl0_buffer/" : "/wl1_buffer/";
+    for (size_t i = 0; i < wb->entries.size(); ++i) {
+      const auto& e = wb->entries[i];
+      if (e.source != sir::WeightSource::Ddr) continue;
+      for (size_t j = 0; j < e.transfer_id.size(); ++j) {
+        const std::string tp = wp(c.id, k) + key + std::to_string(i) + "/transfer_id/" + std::to_string(j);
+        auto it = producers_.find(e.transfer_id[j]);
+        if (it == producers_.end() || !it->second[0].weight) {
+          add_problem(tp, "transfer " + std::to_string(e.transfer_id[j]) + " is not a weight load of \"-1\"/out");
+          continue;
+        }
+        bool here = false;
+        for (const auto& d : *it->second[0].destination) here = here || (d.type == sir::Endpoint::Core && d.core_id == c.id);
+        if (!here)
+          add_problem(tp, "weight transfer " + std::to_string(e.transfer_id[j]) + " (" + it->second[0].pointer +
+                              ") does not go to core " + std::to_string(c.id));
+      }
+    }
+  }
 }
 
 void Checker::memory(const sir::Core& c, size_t k) {
@@ -471,6 +523,35 @@ void Checker::memory(const sir::Core& c, size_t k) {
                         str({from[i]->lower, from[i]->upper}) + ", input 0 from tensor " + std::to_string(from[0]->tensor_id) +
                         " " + str({from[0]->lower, from[0]->upper}) +
                         ": the two inputs of a vector operation share one [C, H, W] box (vp_cfg_fm STile)");
+    }
+  }
+  // Every piece a tensor holds comes from a transfer of this workload's
+  // core or one delivered to the core (a tensor lists the pieces later
+  // workloads receive too), from the core that made it: asm pairs each
+  // piece's receive with the producer's send by transfer id, so a piece
+  // naming another transfer waits for a send that never comes (a deadlock).
+  for (size_t i = 0; i < w.buffer.size(); ++i) {
+    const auto& b = w.buffer[i];
+    if (!b.source) continue;
+    for (size_t j = 0; j < b.source->size(); ++j) {
+      const auto& src = (*b.source)[j];
+      const std::string sp = p + "/buffer/" + std::to_string(i) + "/source/" + std::to_string(j);
+      auto it = producers_.find(src.transfer_id);
+      if (it == producers_.end()) {
+        add_problem(sp + "/transfer_id", "transfer " + std::to_string(src.transfer_id) + " has no producer (no ofmap piece, no DRAM load)");
+        continue;
+      }
+      const Producer& pr = it->second[0];
+      if (src.core_id != pr.core) {
+        add_problem(sp + "/core_id", "transfer " + std::to_string(src.transfer_id) + " comes from " + pr.pointer + " on core " +
+                                         std::to_string(pr.core) + ", not core " + std::to_string(src.core_id));
+        continue;
+      }
+      bool here = pr.core == c.id;
+      for (const auto& d : *pr.destination) here = here || (d.type == sir::Endpoint::Core && d.core_id == c.id);
+      if (!here)
+        add_problem(sp + "/transfer_id", "transfer " + std::to_string(src.transfer_id) + " (" + pr.pointer +
+                                             ") is neither made on core " + std::to_string(c.id) + " nor sent to it");
     }
   }
   // The pieces a tensor was filled with lie inside it.

@@ -14,7 +14,10 @@
 // has exactly one producer and matching coordinates, no two live tensors
 // overlap in L2 or WL0, capacities and ring-buffer regions hold, coordinates
 // lie within the layers (with a FIR) and each layer's output is covered
-// exactly once. With a FIR, weights agree with their layers: DRAM weight
+// exactly once; every piece an L2 tensor holds names a transfer made on its
+// core or sent to it, from the core its source names (asm pairs receives
+// with sends by these ids). With a FIR, a windowed layer's tile spans with
+// its input and padding exactly its windows, and weights agree with their layers: DRAM weight
 // transfers carry whole records of the layer's shape, PE tiles read the
 // input channels (whole groups) their output channels need, and the WL0
 // entries hold records of that shape for every tile.

@@ -250,7 +250,10 @@ class Runner {
           if (c.tokens[x][y] <= 0) continue;
           // Point at the last instruction of queue x, which pushed the last unused token.
           size_t last = c.queue[x].empty() ? 0 : c.queue[x].back();
-          add(false, last,
+          // An error: an unpopped token means some pop took a token meant for
+          // a later one (FIFO counters), so an instruction may start before
+          // the one it waits for. zebusim refuses such a program too.
+          add(true, last,
               "core " + std::to_string(c.id) + ": " + std::to_string(c.tokens[x][y]) + " " +
                   std::string(queue_name(static_cast<Queue>(x))) + "->" +
                   std::string(queue_name(static_cast<Queue>(y))) + " token(s) pushed but never popped");

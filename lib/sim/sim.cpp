@@ -153,6 +153,7 @@ class Engine {
       }
     }
     if (ended_ < n_) report_deadlock();
+    report_leftover_tokens();
     return collect();
   }
 
@@ -276,7 +277,7 @@ class Engine {
     host_queue_.pop_front();
     host_busy_ = true;
     host_steps_[k].start = now;
-    push(now + host_steps_[k].cycles, kHostDone, uint32_t(k));
+    push(now, host_steps_[k].cycles, kHostDone, uint32_t(k));
   }
 
   void host_done(size_t k) {
@@ -339,7 +340,16 @@ class Engine {
   int64_t& produced(int core, int src, int dst) { return produced_[(size_t(core) * kQ + size_t(src)) * kQ + size_t(dst)]; }
   int64_t& consumed(int core, int src, int dst) { return consumed_[(size_t(core) * kQ + size_t(src)) * kQ + size_t(dst)]; }
 
-  void push(int64_t t, EventKind k, uint32_t id, uint32_t version = 0) { events_.push(Event{t, seq_++, k, id, version}); }
+  // Schedules an event `delay` cycles after `now`. Durations are at most
+  // timing::kMaxCycles, so the sum cannot overflow; a run whose clock passes
+  // that bound is refused rather than timed wrongly.
+  void push(int64_t now, int64_t delay, EventKind k, uint32_t id, uint32_t version = 0) {
+    delay = std::max<int64_t>(delay, 0);
+    if (delay > timing::kMaxCycles - now)
+      throw_input_error(opt_.file + ": the run passes " + std::to_string(timing::kMaxCycles) +
+                        " cycles (2^62): the program's sizes or the architecture's rates are out of any physical range");
+    events_.push(Event{now + delay, seq_++, k, id, version});
+  }
 
   void try_start(int core, int q, int64_t now) {
     QueueState& s = qs(core, q);
@@ -362,7 +372,7 @@ class Engine {
       const HostStep& st = host_steps_[host_step_of_[i]];
       if (st.done) {
         mark_started(i, now);
-        push(now, kEnd, uint32_t(i));
+        push(now, 0, kEnd, uint32_t(i));
       } else {
         host_waiting_[i] = now;  // ends with the step (host_done)
       }
@@ -375,7 +385,7 @@ class Engine {
     }
     mark_started(i, now);
     if (w.kind == WorkKind::Fixed) {
-      push(now + w.cycles, kEnd, uint32_t(i));
+      push(now, w.cycles, kEnd, uint32_t(i));
     } else {
       bool store = w.kind == WorkKind::DramStore;
       const arch::Site& dram = net_.nearest_dram(core);
@@ -385,7 +395,7 @@ class Engine {
                                      (store ? a_.timing.st_fixed_cycles : a_.timing.ld_fixed_cycles)) +
                         route_[i]->latency;
       uint32_t f = new_flow(i, SIZE_MAX, double(w.bytes), &route_[i]->resources, 0);
-      push(now + latency, kStream, f);
+      push(now, latency, kStream, f);
     }
   }
 
@@ -470,8 +480,7 @@ class Engine {
       ++x.version;
       // A partial last cycle counts whole, as in timing::dram_transfer_cycles.
       double cycles = std::ceil(x.remaining / std::max(x.rate, 1e-12) - 1e-9);
-      int64_t dt = cycles < 4e18 ? int64_t(cycles) : int64_t(4e18);
-      push(now_ + std::max<int64_t>(dt, 0), kFlowDone, f, x.version);
+      push(now_, timing::saturate_cycles(cycles), kFlowDone, f, x.version);
     }
   }
 
@@ -484,7 +493,7 @@ class Engine {
     size_t first = x.first, second = x.second;
     int64_t tail = x.tail;
     finish(first);
-    if (second != SIZE_MAX) push(now_ + tail, kEnd, uint32_t(second));
+    if (second != SIZE_MAX) push(now_, tail, kEnd, uint32_t(second));
     if (!active_.empty()) reallocate();
   }
 
@@ -505,6 +514,22 @@ class Engine {
     try_start(core, q, now_);
     for (int k = 0; k < nd.nnext; ++k)
       if (nd.next[k] != q) try_start(core, nd.next[k], now_);
+  }
+
+  // Tokens left at the end: some pop took a token pushed for a later one, so
+  // an instruction may have started before the one it waits for (asm --check
+  // refuses the same program).
+  void report_leftover_tokens() {
+    for (int c = 0; c < ncores_; ++c)
+      for (int x = 0; x < kQ; ++x)
+        for (int y = 0; y < kQ; ++y) {
+          int64_t left = produced(c, x, y) - consumed(c, x, y);
+          if (left <= 0) continue;
+          const auto& order = qs(c, x).order;
+          throw_input_error((order.empty() ? opt_.file : line_of(opt_, order.back())) + ": core " + std::to_string(c) + ": " +
+                            std::to_string(left) + " " + std::string(isa::queue_name(Queue(x))) + "->" +
+                            std::string(isa::queue_name(Queue(y))) + " token(s) pushed but never popped");
+        }
   }
 
   [[noreturn]] void report_deadlock() {
@@ -565,7 +590,7 @@ class Engine {
       st.total_cycles = std::max(st.total_cycles, t.end);
       auto& qstat = st.queues[size_t(inst.queue())];
       ++qstat.instructions;
-      qstat.busy_cycles += dur;
+      qstat.busy_cycles = timing::add_cycles(qstat.busy_cycles, dur);
       if (inst.op() == Opcode::pe_conv) st.macs += w.ops;
       if (inst.op() == Opcode::vp_self || inst.op() == Opcode::vp_pool || inst.op() == Opcode::dt_cal) st.vp_ops += w.ops;
       if (w.kind == WorkKind::DramLoad) st.dram_read_bytes += w.bytes;

@@ -64,18 +64,31 @@ std::string zstd_compress(std::string_view data, int level) {
   return out;
 }
 
-std::string zstd_decompress(std::string_view data, const std::string& where) {
-  // Streaming decompression: frames need not record their content size.
+namespace {
+
+// Decompresses `data` as a stream. With `out` null it only counts the bytes,
+// keeping none; otherwise it appends them to *out. Refuses more than `limit`
+// bytes as soon as the count passes it.
+uint64_t zstd_stream(std::string_view data, const std::string& where, uint64_t limit, std::string* out) {
+  // Streaming: frames need not record their content size.
   std::unique_ptr<ZSTD_DCtx, size_t (*)(ZSTD_DCtx*)> ctx(ZSTD_createDCtx(), ZSTD_freeDCtx);
-  std::string out;
+  if (!ctx) throw Error(kExitInternal, where + ": out of memory for the zstd decoder");
   std::string buf(ZSTD_DStreamOutSize(), '\0');
   ZSTD_inBuffer in{data.data(), data.size(), 0};
+  uint64_t total = 0;
+  auto take = [&](size_t n) {
+    total += n;
+    if (total > limit)
+      throw_input_error(where + ": zstd data decompresses to more than " + std::to_string(limit) +
+                        " bytes, the limit for compressed input (a decompression bomb?); decompress it first if it is real");
+    if (out) out->append(buf.data(), n);
+  };
   size_t last = 0;
   while (in.pos < in.size) {
     ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
     last = ZSTD_decompressStream(ctx.get(), &ob, &in);
     if (ZSTD_isError(last)) throw_input_error(where + ": corrupt zstd data: " + ZSTD_getErrorName(last));
-    out.append(buf.data(), ob.pos);
+    take(ob.pos);
     if (ob.pos == 0 && last != 0 && in.pos == in.size) break;
   }
   // Flush whatever is still buffered in the decoder.
@@ -83,10 +96,29 @@ std::string zstd_decompress(std::string_view data, const std::string& where) {
     ZSTD_outBuffer ob{buf.data(), buf.size(), 0};
     last = ZSTD_decompressStream(ctx.get(), &ob, &in);
     if (ZSTD_isError(last)) throw_input_error(where + ": corrupt zstd data: " + ZSTD_getErrorName(last));
-    out.append(buf.data(), ob.pos);
+    take(ob.pos);
     if (ob.pos == 0) break;
   }
   if (last != 0) throw_input_error(where + ": truncated zstd data");
+  return total;
+}
+
+}  // namespace
+
+std::string zstd_decompress(std::string_view data, const std::string& where, uint64_t limit) {
+  // A frame that declares a size beyond the limit is refused before any work.
+  unsigned long long declared = ZSTD_getFrameContentSize(data.data(), data.size());
+  if (declared != ZSTD_CONTENTSIZE_UNKNOWN && declared != ZSTD_CONTENTSIZE_ERROR && declared > limit)
+    throw_input_error(where + ": zstd data decompresses to " + std::to_string(declared) + " bytes, more than " +
+                      std::to_string(limit) +
+                      ", the limit for compressed input (a decompression bomb?); decompress it first if it is real");
+  // Two passes: the first counts the bytes and keeps none, so a bomb is
+  // refused without taking its memory; the second fills a string of exactly
+  // that size (no doubling growth: peak memory is the output once).
+  const uint64_t size = zstd_stream(data, where, limit, nullptr);
+  std::string out;
+  out.reserve(size_t(size));
+  zstd_stream(data, where, limit, &out);
   return out;
 }
 
@@ -112,54 +144,136 @@ std::string read_input(const std::string& path) {
   return data;
 }
 
-void write_output(const std::string& path, std::string_view data) {
-  std::string compressed;
-  if (ends_with_zst(path)) {
-    compressed = zstd_compress(data);
-    data = compressed;
+namespace {
+
+// The permissions a new file gets from open(..., 0666): 0666 less the umask.
+// Read from /proc (umask() cannot be read without setting it, which would
+// race with threads creating files); the umask() round trip is the fallback.
+mode_t new_file_mode() {
+  if (std::FILE* f = std::fopen("/proc/self/status", "re")) {
+    char line[256];
+    unsigned mask = 0;
+    bool found = false;
+    while (std::fgets(line, sizeof line, f))
+      if (std::sscanf(line, "Umask: %o", &mask) == 1) {
+        found = true;
+        break;
+      }
+    std::fclose(f);
+    if (found) return mode_t(0666) & ~mode_t(mask);
   }
-  if (path == "-" || path.empty()) {
-    write_all(STDOUT_FILENO, data, "<stdout>");
+  mode_t mask = ::umask(022);
+  ::umask(mask);
+  return mode_t(0666) & ~mask;
+}
+
+bool is_stream(const std::string& path) { return path == "-" || path.empty(); }
+
+}  // namespace
+
+void OutputSet::add(std::string path, std::string data) {
+  if (ends_with_zst(path)) data = zstd_compress(data);
+  Entry e;
+  e.path = std::move(path);
+  e.owned = std::move(data);
+  entries_.push_back(std::move(e));
+}
+
+void OutputSet::add_view(std::string path, std::string_view data) {
+  Entry e;
+  if (ends_with_zst(path)) {  // the compressed copy is ours
+    e.owned = zstd_compress(data);
+    e.path = std::move(path);
+    entries_.push_back(std::move(e));
     return;
   }
-  // Devices, pipes and sockets (e.g. -o /dev/null, -o /dev/stderr, a FIFO) are
-  // written in place: renaming a temporary file over them would replace them.
-  struct stat st;
-  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    if (S_ISDIR(st.st_mode)) throw_io_error(path + ": is a directory");
-    int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
-    if (fd < 0) throw_io_error(path + ": cannot open: " + std::strerror(errno));
-    try {
-      write_all(fd, data, path);
-    } catch (...) {
-      ::close(fd);
-      throw;
+  e.path = std::move(path);
+  e.view = data;
+  e.is_view = true;
+  entries_.push_back(std::move(e));
+}
+
+void OutputSet::discard() noexcept {
+  for (Entry& e : entries_)
+    if (!e.tmp.empty()) {
+      std::remove(e.tmp.c_str());
+      e.tmp.clear();
     }
-    ::close(fd);
-    return;
-  }
-  // Temp file beside the target so the rename stays on one filesystem.
+}
+
+OutputSet::~OutputSet() { discard(); }
+
+void OutputSet::commit() {
   namespace fs = std::filesystem;
-  fs::path target(path);
-  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-  int fd = ::mkstemp(tmpl.data());
-  if (fd < 0) throw_io_error(path + ": cannot create temporary file in " + dir.string() + ": " + std::strerror(errno));
   try {
-    write_all(fd, data, path);
-    if (::fchmod(fd, 0644) != 0) { /* keep mkstemp's 0600 if chmod is refused */ }
-    if (::close(fd) != 0) {
-      fd = -1;
-      throw_io_error(path + ": cannot write: " + std::strerror(errno));
+    // 1. Every regular file to a complete temporary beside it (same
+    //    filesystem, so the rename is atomic).
+    std::vector<Entry*> in_place;
+    const mode_t mode = new_file_mode();
+    for (Entry& e : entries_) {
+      if (is_stream(e.path)) {
+        in_place.push_back(&e);
+        continue;
+      }
+      // Devices, pipes and sockets (-o /dev/null, /dev/stderr, a FIFO) are
+      // written in place: renaming a temporary over them would replace them.
+      struct stat st;
+      if (::stat(e.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+        if (S_ISDIR(st.st_mode)) throw_io_error(e.path + ": is a directory");
+        in_place.push_back(&e);
+        continue;
+      }
+      fs::path target(e.path);
+      fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+      std::string tmpl = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+      int fd = ::mkstemp(tmpl.data());
+      if (fd < 0) throw_io_error(e.path + ": cannot create temporary file in " + dir.string() + ": " + std::strerror(errno));
+      e.tmp = tmpl;
+      try {
+        write_all(fd, e.data(), e.path);
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
+      // mkstemp makes 0600; a new output gets what the umask allows, like `>`.
+      if (::fchmod(fd, mode) != 0) { /* keep 0600 if chmod is refused */ }
+      if (::close(fd) != 0) throw_io_error(e.path + ": cannot write: " + std::strerror(errno));
     }
-    fd = -1;
-    if (std::rename(tmpl.c_str(), path.c_str()) != 0)
-      throw_io_error(path + ": cannot rename temporary file: " + std::strerror(errno));
+    // 2. Streams and devices, which cannot be taken back, once every file is
+    //    complete.
+    for (Entry* e : in_place) {
+      if (is_stream(e->path)) {
+        write_all(STDOUT_FILENO, e->data(), "<stdout>");
+        continue;
+      }
+      int fd = ::open(e->path.c_str(), O_WRONLY | O_CLOEXEC);
+      if (fd < 0) throw_io_error(e->path + ": cannot open: " + std::strerror(errno));
+      try {
+        write_all(fd, e->data(), e->path);
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
+      if (::close(fd) != 0) throw_io_error(e->path + ": cannot write: " + std::strerror(errno));
+    }
+    // 3. The renames.
+    for (Entry& e : entries_) {
+      if (e.tmp.empty()) continue;
+      if (std::rename(e.tmp.c_str(), e.path.c_str()) != 0)
+        throw_io_error(e.path + ": cannot rename temporary file: " + std::strerror(errno));
+      e.tmp.clear();
+    }
   } catch (...) {
-    if (fd >= 0) ::close(fd);
-    std::remove(tmpl.c_str());
+    discard();
     throw;
   }
+  entries_.clear();
+}
+
+void write_output(const std::string& path, std::string_view data) {
+  OutputSet out;
+  out.add_view(path, data);
+  out.commit();
 }
 
 }  // namespace cct

@@ -38,7 +38,7 @@ void check_dims(std::span<const int32_t> dims, std::string_view what, const isa:
 
 Work fixed(double cycles) {
   Work w;
-  w.cycles = std::llround(cycles);
+  w.cycles = saturate_cycles(cycles);
   return w;
 }
 

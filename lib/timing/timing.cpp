@@ -16,10 +16,15 @@ int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
 // Model cycles to integer cycles: the fixed part plus floor(work / efficiency).
 // The small epsilon keeps an exact product (X / 0.995...) from flooring one low.
 int64_t scaled_cycles(double fixed, double work, double efficiency) {
-  return static_cast<int64_t>(std::llround(fixed)) + static_cast<int64_t>(std::floor(work / efficiency + 1e-7));
+  return add_cycles(saturate_cycles(fixed), saturate_cycles(std::floor(work / efficiency + 1e-7)));
 }
 
 }  // namespace
+
+int64_t saturate_cycles(double cycles) {
+  if (!(cycles < double(kMaxCycles))) return kMaxCycles;  // also NaN
+  return cycles <= 0 ? 0 : std::llround(cycles);
+}
 
 Energy& Energy::operator+=(const Energy& o) {
   mac += o.mac, vp += o.vp, l1 += o.l1, l2 += o.l2, dram += o.dram, noc += o.noc, d2d += o.d2d;
@@ -45,7 +50,7 @@ double dram_channel_bytes_per_cycle(const arch::Architecture& a) { return a.dram
 int64_t dram_transfer_cycles(const arch::Architecture& a, int64_t bytes, bool store) {
   double fixed = a.dram.latency_cycles + (store ? a.timing.st_fixed_cycles : a.timing.ld_fixed_cycles);
   // The last partial cycle of a transfer counts whole (matches the reference to the cycle for small loads).
-  return std::llround(fixed) + int64_t(std::ceil(double(bytes) / dram_channel_bytes_per_cycle(a) - 1e-9));
+  return add_cycles(saturate_cycles(fixed), saturate_cycles(std::ceil(double(bytes) / dram_channel_bytes_per_cycle(a) - 1e-9)));
 }
 
 Energy dram_transfer_energy(const arch::Architecture& a, int64_t bytes) {
@@ -225,7 +230,7 @@ VpCost vp_cost(const arch::Architecture& a, const VpOp& op) {
                  (op.out_bytes >= 2 ? tm.vp_fp16_output_cycles : 0.0);
   if (op.window > 1) depth += std::ceil(double(op.window) * tm.vp_pool_cycles_per_window - 1e-9);
   VpCost cost;
-  cost.layer_cycles = pixels * per_pixel + std::llround(depth);
+  cost.layer_cycles = add_cycles(saturate_cycles(double(pixels) * double(per_pixel)), saturate_cycles(depth));
   int64_t out_pixels = op.out_pixels > 0 ? op.out_pixels : pixels;
   cost.elements = pixels * op.c * (op.two_inputs ? 2 : 1);
   int64_t second = 0;
@@ -239,7 +244,7 @@ VpCost vp_cost(const arch::Architecture& a, const VpOp& op) {
 
 int64_t vp_instruction_cycles(const arch::Architecture& a, int64_t layer_cycles, int64_t parts) {
   parts = std::max<int64_t>(parts, 1);
-  return std::llround(a.timing.vp_fixed_cycles) + ceil_div(layer_cycles, parts);
+  return add_cycles(saturate_cycles(a.timing.vp_fixed_cycles), ceil_div(layer_cycles, parts));
 }
 
 int64_t program_prologue_cycles(const arch::Architecture& a) {
@@ -277,8 +282,9 @@ int64_t layer_change_config_cycles(const arch::Architecture& a, const UnitConfig
 
 int64_t host_cycles(const arch::Architecture& a, int64_t ops, int64_t bytes) {
   const auto& tm = a.timing;
-  auto per = [](int64_t n, double rate) { return int64_t(std::ceil(double(std::max<int64_t>(n, 0)) / rate - 1e-9)); };
-  return std::llround(tm.host_latency_cycles) + per(bytes, tm.host_bytes_per_cycle) + per(ops, tm.host_ops_per_cycle);
+  auto per = [](int64_t n, double rate) { return saturate_cycles(std::ceil(double(std::max<int64_t>(n, 0)) / rate - 1e-9)); };
+  return add_cycles(add_cycles(saturate_cycles(tm.host_latency_cycles), per(bytes, tm.host_bytes_per_cycle)),
+                    per(ops, tm.host_ops_per_cycle));
 }
 
 Energy static_energy(const arch::Architecture& a, int64_t cores, int64_t cycles) {

@@ -29,6 +29,19 @@
 
 namespace cct::timing {
 
+// ---- Cycle counts -------------------------------------------------------------
+
+// Every duration the model gives is at most kMaxCycles (146 years at 1 GHz):
+// far beyond a real run, yet sums of a few stay inside int64. Durations
+// saturate at it instead of overflowing (huge tiles, slow rates); zebusim
+// refuses a run whose clock passes it (sim::simulate).
+inline constexpr int64_t kMaxCycles = int64_t(1) << 62;
+// A model's cycles as an integer: rounded to nearest, clamped to
+// [0, kMaxCycles] (NaN -> kMaxCycles).
+int64_t saturate_cycles(double cycles);
+// a + b for durations in [0, kMaxCycles], clamped to kMaxCycles.
+inline int64_t add_cycles(int64_t a, int64_t b) { return a >= kMaxCycles - b ? kMaxCycles : a + b; }
+
 // ---- Sizes in the L2 / DRAM layout ------------------------------------------
 
 // Bytes of an activation block [n, c, h, w] with `elem_bytes` per element:

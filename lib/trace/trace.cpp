@@ -175,7 +175,7 @@ std::string format_trace(const Trace& trace, Syntax syntax) {
   return out;
 }
 
-void write_trace(const std::string& path, const Trace& trace, Syntax syntax, bool validate) {
+std::string checked_trace_text(const std::string& path, const Trace& trace, Syntax syntax, bool validate) {
   std::string text = format_trace(trace, syntax);
   if (validate) {
     // Re-read what we are about to write: the same checks as for inputs
@@ -186,7 +186,11 @@ void write_trace(const std::string& path, const Trace& trace, Syntax syntax, boo
       throw Error(kExitInternal, std::string("output failed validation (a bug, please report): ") + e.what());
     }
   }
-  write_output(path, text);
+  return text;
+}
+
+void write_trace(const std::string& path, const Trace& trace, Syntax syntax, bool validate) {
+  write_output(path, checked_trace_text(path, trace, syntax, validate));
 }
 
 isa::CheckReport check_trace(const Trace& trace, size_t max_diagnostics) {

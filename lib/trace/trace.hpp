@@ -71,7 +71,10 @@ void append_trace_line(std::string& out, const Instruction& inst, const Timing& 
 void append_timing(std::string& out, const Timing& t, Syntax s);
 
 std::string format_trace(const Trace& trace, Syntax syntax = Syntax::JsonLines);
-// format_trace, validated when asked (a failure is a bug), written atomically.
+// format_trace, validated when asked (a failure is a bug; `path` names it).
+std::string checked_trace_text(const std::string& path, const Trace& trace, Syntax syntax = Syntax::JsonLines,
+                               bool validate = true);
+// checked_trace_text, written atomically.
 void write_trace(const std::string& path, const Trace& trace, Syntax syntax = Syntax::JsonLines,
                  bool validate = true);
 

@@ -147,19 +147,85 @@ TEST_CASE("constant tables, schema and docs list the same keys") {
   check_section("timing", constant_keys(timing_constants()), {});
 }
 
+// Each table row's range is the schema's: same bounds, integer keys integers.
+template <class S>
+void check_schema_ranges(const Json& schema, const char* section, ConstantTable<S> table) {
+  const Json* props = schema.find("properties")->find(section)->find("properties");
+  REQUIRE(props != nullptr);
+  for (const auto& k : table) {
+    INFO(section << "/" << k.key);
+    const Json* p = props->find(k.key);
+    REQUIRE(p != nullptr);
+    if (const Json* ref = p->find("$ref")) {
+      std::string name = ref->as_string().substr(std::string("#/definitions/").size());
+      p = schema.find("definitions")->find(name);
+      REQUIRE(p != nullptr);
+    }
+    REQUIRE(p->find("minimum") != nullptr);
+    REQUIRE(p->find("maximum") != nullptr);
+    CHECK(p->find("minimum")->as_double() == k.range.lo);
+    CHECK(p->find("maximum")->as_double() == k.range.hi);
+    const Json* excl = p->find("exclusiveMinimum");
+    CHECK((excl != nullptr && excl->as_bool()) == k.range.lo_open);
+    const bool is_int = std::holds_alternative<int64_t S::*>(k.member);
+    CHECK(p->find("type")->as_string() == (is_int ? "integer" : "number"));
+  }
+}
+
+TEST_CASE("every constant has a physical range, the same in the reader and the schema") {
+  Json schema = cct::parse_json(cct::schema_text("arch"), "arch.schema.json");
+  check_schema_ranges(schema, "core", core_constants());
+  check_schema_ranges(schema, "noc", noc_constants());
+  check_schema_ranges(schema, "d2d", d2d_constants());
+  check_schema_ranges(schema, "dram", dram_constants());
+  check_schema_ranges(schema, "energy", energy_constants());
+  check_schema_ranges(schema, "timing", timing_constants());
+  const Json* clock = schema.find("properties")->find("clock_ghz");
+  CHECK(clock->find("minimum")->as_double() == kClockGhz.lo);
+  CHECK(clock->find("maximum")->as_double() == kClockGhz.hi);
+}
+
+// Absurd constants (issue 20) stalled gemini's cost model and overflowed
+// zebusim's clock; both readers refuse them now.
+TEST_CASE("absurd constants are refused") {
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"timing", "st_fixed_cycles"}) = 1e19; },
+                {"/timing/st_fixed_cycles: st_fixed_cycles must be in [0, 1e9] (cycles)"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"timing", "st_fixed_cycles"}) = 3e16; }, {"/timing/st_fixed_cycles"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"dram", "latency_cycles"}) = 1e308; }, {"/dram/latency_cycles"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"timing", "pe_channel_split_cycles"}) = 1e20; },
+                {"/timing/pe_channel_split_cycles"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"noc", "link_bytes_per_cycle"}) = 1e-300; },
+                {"/noc/link_bytes_per_cycle: link_bytes_per_cycle must be in [0.001, 1000000]"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"core", "l2_bytes"}) = int64_t(1) << 50; }, {"/core/l2_bytes"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"core", "pe_rows"}) = int64_t(1) << 40; }, {"/core/pe_rows"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"energy", "mac_pj"}) = 1e300; }, {"/energy/mac_pj"});
+  check_rejects("chip-64tops", [](Json& j) { member(j, {"clock_ghz"}) = 1e12; }, {"/clock_ghz"});
+  // Each in range, but together a DRAM channel moving 1e-6 bytes per cycle.
+  check_rejects("chip-64tops", [](Json& j) {
+    member(j, {"clock_ghz"}) = 1000.0;
+    member(j, {"dram", "channel_gib_per_s"}) = 0.001;
+  }, {"/dram/channel_gib_per_s: channel_gib_per_s at clock_ghz", "bytes per cycle, which must be in [0.001, 1000000]"},
+                /*schema_too=*/false);
+  // The bounds themselves are accepted.
+  Json j = cct::parse_json(preset_text("chip-64tops"), "p");
+  member(j, {"timing", "st_fixed_cycles"}) = 1e9;
+  member(j, {"dram", "latency_cycles"}) = 1e9;
+  CHECK(error_of(cct::format_json(j), true).empty());
+}
+
 TEST_CASE("validator errors name the JSON pointer") {
   check_rejects("zebu-1core", [](Json& j) { j.set("bogus", 1); }, {"t.json: /bogus: unknown key"});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"core"}).set("l3_bytes", 1); }, {"/core/l3_bytes: unknown key"});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"format"}) = "cct-mapping"; }, {"/format:"});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"version"}) = 7; }, {"/version: unsupported version"});
-  check_rejects("zebu-1core", [](Json& j) { member(j, {"core", "l2_bytes"}) = 0; }, {"/core/l2_bytes: l2_bytes must be > 0"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"core", "l2_bytes"}) = 0; }, {"/core/l2_bytes: l2_bytes must be in [1, 1099511627776] (bytes)"});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"core", "pe_rows"}) = 64.5; }, {"/core/pe_rows: expected an integer"});
   check_rejects("zebu-1core", [](Json& j) { erase_key(member(j, {"core"}), "wl0_rows"); }, {"/core: missing key \"wl0_rows\""});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"timing", "pe_efficiency"}) = 1.5; }, {"/timing/pe_efficiency: pe_efficiency must be in (0, 1]"});
-  check_rejects("zebu-1core", [](Json& j) { member(j, {"noc", "hop_latency_cycles"}) = -1.0; }, {"/noc/hop_latency_cycles: hop_latency_cycles must be >= 0"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"noc", "hop_latency_cycles"}) = -1.0; }, {"/noc/hop_latency_cycles: hop_latency_cycles must be in [0, 1e9]"});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"dram", "channel_gib_per_s"}) = 0.0; }, {"/dram/channel_gib_per_s"});
   check_rejects("zebu-1core", [](Json& j) { member(j, {"energy", "mac_pj"}) = "cheap"; }, {"/energy/mac_pj: expected a number"});
-  check_rejects("zebu-1core", [](Json& j) { member(j, {"clock_ghz"}) = 0.0; }, {"/clock_ghz: clock_ghz must be > 0"});
+  check_rejects("zebu-1core", [](Json& j) { member(j, {"clock_ghz"}) = 0.0; }, {"/clock_ghz: clock_ghz must be in [0.001, 1000]"});
   // Dies.
   check_rejects("chip-64tops", [](Json& j) { member(j, {"dies", "2", "name"}) = "compute0"; },
                 {"/dies/2/name: die name \"compute0\" is also used by /dies/1"});
@@ -218,7 +284,7 @@ TEST_CASE("finalize checks architectures built in code") {
     a.finalize("built");
     FAIL("no error");
   } catch (const cct::Error& e) {
-    CHECK(std::string(e.what()) == "built: /timing/lw_bytes_per_cycle: lw_bytes_per_cycle must be > 0 (bytes/cycle)");
+    CHECK(std::string(e.what()) == "built: /timing/lw_bytes_per_cycle: lw_bytes_per_cycle must be in [0.001, 1000000] (bytes/cycle)");
   }
   a = load_architecture("zebu-1core");
   a.core.pe_cols = 128;

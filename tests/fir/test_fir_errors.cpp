@@ -276,6 +276,22 @@ TEST_CASE("huge numbers are rejected without overflowing") {
   CHECK(!fir::infer_output_shape(*g.find("Conv_0")));
 }
 
+// Issue 20: a scale of 0 was accepted (exit 0) and divided by zero downstream.
+TEST_CASE("quantization scales must be finite and > 0, naming the layer") {
+  for (const char* key : {"input_scale1", "output_scale"}) {
+    for (double bad : {0.0, -0.05}) {  // (JSON has no infinity: the reader's number range sees to that)
+      CAPTURE(key);
+      CAPTURE(bad);
+      Json fir = parse_json(kExtensionFir, "ext.json");
+      layer(fir, "dw").find("quant_info")->set(key, bad);
+      std::string text = format_json(fir);
+      expect_problem(text, {std::string("/dw/quant_info/") + key, std::string("layer \"dw\": ") + key + " must be a finite number > 0"});
+    }
+  }
+  // The valid graph passes.
+  CHECK_NOTHROW(fir::parse_fir(kExtensionFir, "ext.json"));
+}
+
 TEST_CASE("check() lists every problem") {
   Json fir = reference_resnet50();
   layer(fir, "Conv_0").set("layer_index", 5);

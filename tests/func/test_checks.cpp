@@ -394,6 +394,100 @@ TEST_CASE("damaged schedules of grouped convolutions: irgen --check refuses them
   }
 }
 
+// Issue 20: these passed irgen --check; asm then wrote a program that
+// deadlocks (a piece received under another transfer's id) or reads outside
+// its tensor (a padding of 2^31 - 1).
+TEST_CASE("damaged transfer ids and paddings: irgen --check refuses them, naming the pointer") {
+  const auto& a = arch_named("chip-64tops");
+  const Compiled& c = func_test::grouped_model(1);
+  mapping::Mapping m = func_test::single_core(c.graph, "chip-64tops");
+  // Layers of an even width split in two along w, so pieces move between cores.
+  for (auto& s : m.segments)
+    for (auto& lm : s.layers) {
+      const fir::Layer* l = c.graph.find(lm.layer);
+      if (l->output_shape.empty() || l->output_shape[0].size() != 4 || l->output_shape[0][3] % 2 != 0) continue;
+      lm.cores = {0, 1};
+      lm.partition = {};
+      lm.partition.w = 2;
+    }
+  Built b = func_test::build(c, m, a, testing::temp_dir("checks_transfer_ids"));
+  REQUIRE(irgen::check(b.sir, a, &c.graph, "s.json").empty());
+
+  // A piece a tensor received from another core, renamed to a transfer made
+  // on yet another core; and to one that does not exist.
+  struct Site {
+    size_t core, wl, buf, src;
+  };
+  std::vector<Site> received;
+  for (size_t ci = 0; ci < b.sir.cores.size(); ++ci)
+    for (size_t k = 0; k < b.sir.cores[ci].workloads.size(); ++k) {
+      const auto& w = b.sir.cores[ci].workloads[k];
+      for (size_t i = 0; i < w.buffer.size(); ++i)
+        if (w.buffer[i].source)
+          for (size_t j = 0; j < w.buffer[i].source->size(); ++j) {
+            const auto& src = (*w.buffer[i].source)[j];
+            if (src.type == sir::Endpoint::Core && src.core_id != b.sir.cores[ci].id) received.push_back({ci, k, i, j});
+          }
+    }
+  REQUIRE(received.size() >= 2);
+  auto pointer = [&](const Site& s) {
+    return "/" + std::to_string(b.sir.cores[s.core].id) + "/" + std::to_string(s.wl) + "/buffer/" + std::to_string(s.buf) +
+           "/source/" + std::to_string(s.src);
+  };
+  auto source = [](sir::Schedule& sc, const Site& s) -> sir::Source& {
+    return (*sc.cores[s.core].workloads[s.wl].buffer[s.buf].source)[s.src];
+  };
+  bool other_core = false;
+  for (const Site& x : received)
+    for (const Site& y : received) {
+      sir::Schedule d = b.sir;
+      if (source(d, x).core_id == source(d, y).core_id || other_core) continue;
+      source(d, x).transfer_id = source(d, y).transfer_id;
+      CHECK(has(irgen::check(d, a, &c.graph, "s.json"), pointer(x) + "/core_id", "comes from"));
+      other_core = true;
+    }
+  CHECK(other_core);
+  {
+    sir::Schedule d = b.sir;
+    source(d, received[0]).transfer_id = 999999;
+    CHECK(has(irgen::check(d, a, &c.graph, "s.json"), pointer(received[0]) + "/transfer_id", "transfer 999999 has no producer"));
+  }
+  // A WL0 entry loaded from DRAM under the id of a feature-map transfer.
+  bool entry = false;
+  for (size_t ci = 0; ci < b.sir.cores.size() && !entry; ++ci)
+    for (size_t k = 0; k < b.sir.cores[ci].workloads.size() && !entry; ++k) {
+      const auto& wb = b.sir.cores[ci].workloads[k].wl0_buffer;
+      for (size_t i = 0; i < wb.entries.size() && !entry; ++i) {
+        if (wb.entries[i].source != sir::WeightSource::Ddr || wb.entries[i].transfer_id.empty()) continue;
+        sir::Schedule d = b.sir;
+        const int64_t fmap = source(d, received[0]).transfer_id;
+        d.cores[ci].workloads[k].wl0_buffer.entries[i].transfer_id[0] = fmap;
+        auto problems = irgen::check(d, a, &c.graph, "s.json");
+        INFO((problems.empty() ? std::string("no problem") : problems[0]));
+        CHECK(has(problems,
+                  "/" + std::to_string(d.cores[ci].id) + "/" + std::to_string(k) + "/wl0_buffer/" + std::to_string(i) +
+                      "/transfer_id/0",
+                  "transfer " + std::to_string(fmap) + " is not a weight load"));
+        entry = true;
+      }
+    }
+  CHECK(entry);
+  // A windowed layer's tile whose padding does not span its windows.
+  bool padded = false;
+  for (size_t ci = 0; ci < b.sir.cores.size() && !padded; ++ci)
+    for (size_t k = 0; k < b.sir.cores[ci].workloads.size() && !padded; ++k) {
+      const fir::Layer* l = c.graph.find(b.sir.cores[ci].workloads[k].layer_name);
+      if (!l || !(l->kernel_size || l->pool_size)) continue;
+      sir::Schedule d = b.sir;
+      d.cores[ci].workloads[k].tile_info[0].tile_padding_tblr[0] = 2147483647;
+      CHECK(has(irgen::check(d, a, &c.graph, "s.json"),
+                "/" + std::to_string(d.cores[ci].id) + "/" + std::to_string(k) + "/tile_info/tile_num_0/tile_padding_tblr",
+                "rows: the tile's"));
+      padded = true;
+    }
+  CHECK(padded);
+}
+
 TEST_CASE("the tools: asm --check and zebusim exit 3 naming the line, irgen --check names the pointer") {
   const auto& a = arch_named("zebu-1core");
   const Compiled& c = func_test::grouped_model(1);

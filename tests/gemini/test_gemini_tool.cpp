@@ -2,6 +2,7 @@
 // mappings rejected by --evaluate.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <functional>
 
 #include "gemini_test_util.hpp"
@@ -93,6 +94,22 @@ TEST_CASE("outputs: stdout by default, -o FILE, .zst, stdin, byte-identical reru
   auto one = cct::testing::run_tool("gemini", tiny() + " --arch zebu-1core");
   REQUIRE(one.exit_code == 0);
   for (const auto& sg : mapping::parse_mapping(one.out, "one").segments) CHECK(sg.layers[0].cores == std::vector<int64_t>{0});
+}
+
+// Issue 20: --timeline /dev/full exited 4 after writing the mapping.
+TEST_CASE("the mapping and its timeline are one unit: a failed write leaves neither") {
+  std::string dir = cct::testing::temp_dir("gemini_unit");
+  auto r = cct::testing::run_tool("gemini", tiny() + " --arch chip-64tops --timeline /dev/full -o " + dir + "/m.json");
+  CHECK(r.exit_code == kExitIo);
+  CHECK(r.err.find("/dev/full") != std::string::npos);
+  CHECK(std::filesystem::is_empty(dir));  // no mapping, no temporary
+  r = cct::testing::run_tool("gemini", tiny() + " --arch chip-64tops --timeline " + dir + "/t.json -o /dev/full");
+  CHECK(r.exit_code == kExitIo);
+  CHECK(std::filesystem::is_empty(dir));
+  r = cct::testing::run_tool("gemini", tiny() + " --arch chip-64tops --timeline " + dir + "/t.json -o " + dir + "/m.json");
+  CHECK(r.exit_code == 0);
+  CHECK(std::filesystem::exists(dir + "/t.json"));
+  CHECK(std::filesystem::exists(dir + "/m.json"));
 }
 
 TEST_CASE("--report: per segment and layer the cores, partition, cycles, energy and binding resource") {

@@ -81,6 +81,25 @@ TEST_CASE("usage errors, missing and corrupt files have distinct exit codes") {
   CHECK(r.exit_code == kExitUsage);
 }
 
+// Issue 20: a damaged .tflite was "not a valid ONNX model".
+TEST_CASE("a damaged model is named by its format") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_formats");
+  const std::string junk(100, '\x07');
+  for (const char* file : {"junk.tflite", "junk.tflite.zst", "junk.pt", "junk.onnx"}) {
+    CAPTURE(file);
+    std::string path = dir + "/" + file;
+    if (std::string(file).ends_with(".zst")) cct::write_output(path, junk);
+    else cct::testing::write_file(path, junk);
+    auto r = cct::testing::run_tool("onnx2fir", path + " -o " + dir + "/x.json");
+    CHECK(r.exit_code == kExitInvalidInput);
+    const std::string format = std::string(file).find(".tflite") != std::string::npos ? "TFLite"
+                               : std::string(file).ends_with(".pt")                     ? "TorchScript"
+                                                                                        : "ONNX";
+    CHECK(r.err.find(path + ": not a valid " + format + " model") != std::string::npos);
+    if (format != "ONNX") CHECK(r.err.find("ONNX") == std::string::npos);
+  }
+}
+
 TEST_CASE("unsupported operators and dynamic shapes are explained") {
   std::string dir = cct::testing::temp_dir("onnx2fir_unsupported");
   OnnxBuilder u;
@@ -99,6 +118,19 @@ TEST_CASE("unsupported operators and dynamic shapes are explained") {
   CHECK(r.exit_code == 0);
   fir::Graph g = fir::read_fir(dir + "/d.json");
   CHECK(g.find("src_quantize_1_1")->output_shape[0] == fir::Shape{2, 3, 8, 8});
+}
+
+// Issue 20: a failed FIR write left its .npy files in --data-dir.
+TEST_CASE("the FIR and its .npy files are one unit: a failed write leaves none") {
+  std::string dir = cct::testing::temp_dir("onnx2fir_unit");
+  std::string model = write_model(dir, "m.onnx", tiny());
+  auto r = cct::testing::run_tool("onnx2fir", model + " --calib-random 2 --quiet --data-dir " + dir + "/data -o /dev/full");
+  CHECK(r.exit_code == kExitIo);
+  REQUIRE(fs::is_directory(dir + "/data"));
+  CHECK(fs::is_empty(dir + "/data"));  // no .npy, no temporary
+  r = cct::testing::run_tool("onnx2fir", model + " --calib-random 2 --quiet --data-dir " + dir + "/data -o " + dir + "/m.json");
+  CHECK(r.exit_code == 0);
+  CHECK(!fs::is_empty(dir + "/data"));
 }
 
 TEST_CASE("a full run: FIR, weights, golden activations, report") {

@@ -8,6 +8,7 @@
 
 #include "arch/arch.hpp"
 #include "programs.hpp"
+#include "isa/check.hpp"
 #include "sim/sim.hpp"
 #include "support/error.hpp"
 #include "testing.hpp"
@@ -65,6 +66,32 @@ TEST_CASE("a queue runs in order and tokens order queues") {
   CHECK(r.stats.dram_write_bytes == bytes);
   CHECK(r.stats.energy.dram > 0);
   CHECK(r.stats.energy.static_ > 0);
+}
+
+// Cycle counts near int64's end used to wrap: a trace whose instruction ends
+// before it starts. The clock stops at timing::kMaxCycles with an error.
+TEST_CASE("a run past the cycle limit is refused, not wrapped") {
+  // Four host steps of ~2.8e18 cycles each (at zebu-1core's host rates): the
+  // sum passes int64.
+  std::string p;
+  for (int tag = 0; tag < 4; ++tag)
+    p += line("ct_hw", "\"TAG\": " + std::to_string(tag) + ", \"HOPS\": 9000000000000000000, \"HBYTES\": 9000000000000000000, " +
+                           deps("", ""));
+  CHECK(error_of(p).find("t.jsonl: the run passes 4611686018427387904 cycles") != std::string::npos);
+  // One such step alone still fits.
+  auto r = run(line("ct_hw", "\"TAG\": 0, \"HOPS\": 9000000000000000000, \"HBYTES\": 0, " + deps("", "")));
+  CHECK(r.timing[0].end > r.timing[0].start);
+  // Durations saturate instead of overflowing.
+  CHECK(timing::add_cycles(timing::kMaxCycles, timing::kMaxCycles) == timing::kMaxCycles);
+  CHECK(timing::saturate_cycles(1e300) == timing::kMaxCycles);
+  CHECK(timing::saturate_cycles(-5) == 0);
+}
+
+// Issue 20: asm --check warned and zebusim ran such a program; now both refuse it.
+TEST_CASE("tokens pushed but never popped are refused, as asm --check does") {
+  std::string p = load(-1, 64, 8, 8, 0, "", "\"ST\", \"PE\"") + store(-1, 64, 8, 8, 0, "\"LD\"", "");
+  CHECK(error_of(p) == "t.jsonl:2: core 0: 1 LD->PE token(s) pushed but never popped");
+  CHECK_FALSE(isa::check_program(parse(p)).ok());
 }
 
 TEST_CASE("identical input gives identical output") {

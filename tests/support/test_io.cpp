@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <random>
 
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "support/error.hpp"
@@ -35,6 +36,104 @@ TEST_CASE("corrupt zstd input is an error, not a crash") {
   garbage[6] ^= 0x55;
   garbage[8] ^= 0x55;
   CHECK_THROWS_AS(cct::zstd_decompress(garbage + "xxxxxxxxxx", "g.zst"), cct::Error);
+}
+
+namespace {
+
+// At least `size` zero bytes of zstd data, as concatenated frames of 1 MiB
+// each (a valid stream; only the first frame's size is declared), so neither
+// the test nor the reader sees one frame header announcing the whole.
+std::string zeros_zst(uint64_t size) {
+  const std::string frame = cct::zstd_compress(std::string(1 << 20, '\0'), 1);
+  std::string out;
+  for (uint64_t done = 0; done < size; done += 1 << 20) out += frame;
+  return out;
+}
+
+long peak_rss_kib() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+}  // namespace
+
+// Issue 20: a 2 GB bomb of 200 KB was inflated wholly (2,055 MB peak) before
+// being refused. Now the output is counted before it is kept.
+TEST_CASE("a zstd bomb is refused, naming the file, without taking its memory") {
+  std::string dir = cct::testing::temp_dir("io_bomb");
+  const long before = peak_rss_kib();
+  const std::string path = dir + "/bomb.json.zst";
+  {
+    std::string bomb = zeros_zst(cct::kMaxDecompressedBytes + 1);
+    CHECK(bomb.size() < (1 << 20));
+    cct::testing::write_file(path, bomb);
+  }
+  try {
+    cct::read_input(path);
+    FAIL("no error");
+  } catch (const cct::Error& e) {
+    CHECK(e.code() == cct::kExitInvalidInput);
+    CHECK(std::string(e.what()).find(path + ": zstd data decompresses to more than 1073741824 bytes") == 0);
+  }
+  // Far below the bomb's size (the old reader's peak was the whole output).
+  CHECK(peak_rss_kib() - before < 256 * 1024);
+  // The limit is exact.
+  std::string two = zeros_zst(2 << 20);  // two frames, the first declaring 1 MiB
+  CHECK(cct::zstd_decompress(two, "s.zst", 2 << 20) == std::string(2 << 20, '\0'));
+  CHECK_THROWS_WITH_AS(cct::zstd_decompress(two, "s.zst", (2 << 20) - 1),
+                       doctest::Contains("s.zst: zstd data decompresses to more than 2097151 bytes"), cct::Error);
+  CHECK_THROWS_WITH_AS(cct::zstd_decompress(cct::zstd_compress(std::string(5000, 'x')), "d.zst", 4999),
+                       doctest::Contains("d.zst: zstd data decompresses to 5000 bytes, more than 4999"), cct::Error);
+}
+
+TEST_CASE("an output set is written whole or not at all") {
+  std::string dir = cct::testing::temp_dir("io_set");
+  {
+    cct::OutputSet out;
+    out.add(dir + "/a.json", "a");
+    out.add(dir + "/b.json.zst", "b");
+    out.add("/dev/full", "c");  // a device: written after the files are complete, before their renames
+    CHECK_THROWS_WITH_AS(out.commit(), doctest::Contains("/dev/full: cannot write"), cct::Error);
+  }
+  CHECK(fs::is_empty(dir));  // neither file nor temporary
+  {
+    cct::OutputSet out;
+    out.add(dir + "/a.json", "a");
+    out.add(dir + "/no/such/dir/b.json", "b");
+    CHECK_THROWS_AS(out.commit(), cct::Error);
+  }
+  CHECK(fs::is_empty(dir));
+  {
+    cct::OutputSet out;
+    out.add(dir + "/a.json", "a");
+    std::string b = "b";
+    out.add_view(dir + "/b.json.zst", b);
+    out.commit();
+  }
+  CHECK(cct::read_input(dir + "/a.json") == "a");
+  CHECK(cct::read_input(dir + "/b.json.zst") == "b");
+  {
+    cct::OutputSet dropped;  // never committed: nothing appears
+    dropped.add(dir + "/c.json", "c");
+  }
+  CHECK(!fs::exists(dir + "/c.json"));
+}
+
+// Issue 20: outputs were created 0644 whatever the umask.
+TEST_CASE("new outputs get the permissions the umask allows") {
+  std::string dir = cct::testing::temp_dir("io_umask");
+  const mode_t saved = umask(022);
+  for (mode_t mask : {mode_t(077), mode_t(022), mode_t(002), mode_t(0)}) {
+    CAPTURE(mask);
+    umask(mask);
+    std::string path = dir + "/out" + std::to_string(mask) + ".json";
+    cct::write_output(path, "x");
+    struct stat st {};
+    REQUIRE(stat(path.c_str(), &st) == 0);
+    CHECK((st.st_mode & 0777) == (0666 & ~mask));
+  }
+  umask(saved);
 }
 
 TEST_CASE("missing input names the file") {

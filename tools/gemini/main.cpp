@@ -235,8 +235,11 @@ int main(int argc, char** argv) {
         gemini::WeightPaths built;
         if (gemini::make_buildable(model, graph, plan, fir_file, &built) > 0) m = gemini::to_mapping(plan, net, arch);
         cost = model.evaluate(plan, true, true, &built);
-        mapping::write_mapping(cli::output_path(r), m, validate);
-        if (r.count("timeline")) write_output(r["timeline"].as<std::string>(), gemini::format_timeline(model, cost));
+        // The mapping and its timeline are one unit: both written, or neither.
+        OutputSet out;
+        out.add(cli::output_path(r), mapping::format_mapping(m, validate));
+        if (r.count("timeline")) out.add(r["timeline"].as<std::string>(), gemini::format_timeline(model, cost));
+        out.commit();
         if (r.count("report")) std::cerr << search_note << gemini::format_report(model, plan, cost);
         return kExitOk;
       });

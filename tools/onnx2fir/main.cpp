@@ -38,11 +38,11 @@ std::vector<int64_t> parse_shape(const std::string& s) {
   return out;
 }
 
-void write_files(const std::string& dir, const std::vector<std::pair<std::string, NpyArray>>& files) {
+void add_files(OutputSet& out, const std::string& dir, const std::vector<std::pair<std::string, NpyArray>>& files) {
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) throw_io_error(dir + ": cannot create directory: " + ec.message());
-  for (const auto& [name, a] : files) write_output((fs::path(dir) / name).string(), serialize_npy(a));
+  for (const auto& [name, a] : files) out.add((fs::path(dir) / name).string(), serialize_npy(a));
 }
 
 std::string fmt(double v) {
@@ -197,9 +197,11 @@ int main(int argc, char** argv) {
         for (const auto& n : res.notes) cli::warn(n);
         for (const auto& c : res.cpu_fallbacks) cli::warn("on the cpu: " + c);
         // Everything is computed before anything is written.
+        // The FIR and its .npy files are one unit: all written, or none.
+        OutputSet files;
         if (!data_dir.empty()) {
-          write_files(data_dir, res.files);
-          write_files(data_dir, res.golden);
+          add_files(files, data_dir, res.files);
+          add_files(files, data_dir, res.golden);
         } else {
           cli::warn("no --data-dir and the FIR goes to stdout: its .npy files are not written");
         }
@@ -208,7 +210,8 @@ int main(int argc, char** argv) {
           std::error_code ec;
           if (!parent.empty()) fs::create_directories(parent, ec);
         }
-        write_output(out, res.fir_text);
+        files.add_view(out, res.fir_text);
+        files.commit();
         if (opt.report) {
           std::ostringstream rep;
           rep << "layer                                    operation         device  cosine    euclidean max error\n";

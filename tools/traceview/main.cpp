@@ -129,7 +129,9 @@ int main(int argc, char** argv) {
         }
         if (r.count("summary") || outputs.empty() || r.count("output"))
           outputs.emplace_back(cli::output_path(r), traceview::format_summary(a, name, r["path-runs"].as<size_t>()));
-        for (const auto& [path, text] : outputs) write_output(path, text);
+        OutputSet out;  // all written, or none
+        for (auto& [path, text] : outputs) out.add(path, std::move(text));
+        out.commit();
         return kExitOk;
       });
 }

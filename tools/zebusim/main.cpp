@@ -50,7 +50,7 @@ std::vector<std::string> strings(const cxxopts::ParseResult& r, const std::strin
 // --functional: reads the Frontend IR, its .npy files, the Scheduler IR and
 // the inputs, runs the program on them and writes outputs and dumps.
 void run_functional(const cxxopts::ParseResult& r, const isa::Program& program, const std::vector<trace::Timing>& timing,
-                    const arch::Architecture& arch, const std::string& program_path, bool validate) {
+                    const arch::Architecture& arch, const std::string& program_path, bool validate, OutputSet& out) {
   std::string fir_path = cli::required(r, "fir", "--fir FRONTEND_IR (needed by --functional)");
   std::string sir_path = cli::required(r, "sir", "--sir SCHEDULER_IR (needed by --functional)");
   std::vector<std::string> input_paths = strings(r, "input");
@@ -89,9 +89,10 @@ void run_functional(const cxxopts::ParseResult& r, const isa::Program& program, 
 
   if (!outputs.empty()) {
     std::filesystem::create_directories(outputs);
-    for (const auto& t : res.outputs) write_npy((std::filesystem::path(outputs) / (t.name + ".npy")).string(), t.tensor.to_npy());
-    for (const auto& t : res.dumps) write_npy((std::filesystem::path(outputs) / (t.name + ".npy")).string(), t.tensor.to_npy());
-    for (const auto& t : res.host_graph_outputs) write_npy((std::filesystem::path(outputs) / (t.name + ".npy")).string(), t.array);
+    auto path = [&](const std::string& name) { return (std::filesystem::path(outputs) / (name + ".npy")).string(); };
+    for (const auto& t : res.outputs) out.add(path(t.name), serialize_npy(t.tensor.to_npy()));
+    for (const auto& t : res.dumps) out.add(path(t.name), serialize_npy(t.tensor.to_npy()));
+    for (const auto& t : res.host_graph_outputs) out.add(path(t.name), serialize_npy(t.array));
   }
   if (r.count("stats") || !opt.golden_dir.empty()) {
     std::ostringstream s;
@@ -192,14 +193,18 @@ int main(int argc, char** argv) {
         opt.extras = !legacy;
         sim::Result res = sim::simulate(t.program, arch, opt);
         t.timing = std::move(res.timing);
-        if (functional) run_functional(r, t.program, t.timing, arch, program_path, validate);
+        // Every output of the run is one unit: all written, or none.
+        OutputSet out;
+        if (functional) run_functional(r, t.program, t.timing, arch, program_path, validate, out);
         if (r.count("stats-json")) {
           std::string text = format_json(sim::stats_to_json(res.stats, arch)) + "\n";
           std::string path = r["stats-json"].as<std::string>();
           if (validate) validate_output_text(text, "zebusim_stats", display_name(path));
-          write_output(path, text);
+          out.add(path, std::move(text));
         }
-        trace::write_trace(cli::output_path(r), t, legacy ? isa::Syntax::Legacy : isa::Syntax::JsonLines, validate);
+        const std::string trace_path = cli::output_path(r);
+        out.add(trace_path, trace::checked_trace_text(trace_path, t, legacy ? isa::Syntax::Legacy : isa::Syntax::JsonLines, validate));
+        out.commit();
         if (r.count("stats")) std::cerr << sim::format_stats(res.stats, arch);
         return kExitOk;
       });
