@@ -142,9 +142,12 @@ std::string_view LineReader::read_quoted(std::string_view what) {
   const char* start = ++p_;
   const char* q = start;
   const char* const end = end_;
-  while (q < end && *q != quote && *q != '\\') ++q;
+  while (q < end && *q != quote && *q != '\\' && static_cast<unsigned char>(*q) >= 0x20) ++q;
   p_ = q;
   if (q < end && *q == '\\') fail("escape sequences are not allowed in names");
+  if (q < end && *q == '\0') fail("NUL byte inside a quoted name");
+  if (q < end && static_cast<unsigned char>(*q) < 0x20)
+    fail("control character \\x" + printable(std::string_view(q, 1)).substr(2) + " inside a quoted name");
   if (q >= end) fail("line ends inside a quoted name");
   std::string_view s(start, static_cast<size_t>(p_ - start));
   ++p_;
