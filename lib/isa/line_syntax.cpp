@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "support/error.hpp"
+#include "support/json_parse.hpp"
 #include "support/pyfloat.hpp"
 
 namespace cct::isa {
@@ -205,9 +206,10 @@ NumberToken LineReader::scan_number() {
   tok_end_ = q;
   NumberToken n;
   if (is_float) {
-    auto r = std::from_chars(start, q, n.f);
-    if (r.ec != std::errc() || r.ptr != q || !std::isfinite(n.f))
-      fail_value("number " + printable(token()) + " is out of range");
+    // The JSON readers' conversion: correctly rounded, underflow to zero.
+    std::optional<double> d = json_double(token());
+    if (!d) fail_value("number " + printable(token()) + " is out of range");
+    n.f = *d;
     n.is_float = true;
   } else {
     constexpr uint64_t kMaxPositive = static_cast<uint64_t>(INT64_MAX);

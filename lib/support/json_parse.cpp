@@ -11,6 +11,42 @@
 
 namespace cct {
 
+std::optional<double> json_double(std::string_view token) {
+  double d = 0;
+  auto r = std::from_chars(token.data(), token.data() + token.size(), d);
+  if (r.ec == std::errc() && r.ptr == token.data() + token.size() && std::isfinite(d)) return d;
+  if (r.ec != std::errc::result_out_of_range) return std::nullopt;
+  // Too large or too small for a double (the value is not zero): tell which
+  // by the decimal exponent of the first significant digit.
+  auto digit = [&](size_t k) { return k < token.size() && token[k] >= '0' && token[k] <= '9'; };
+  size_t i = token[0] == '-' ? 1 : 0;
+  const size_t int_begin = i;
+  while (digit(i)) ++i;
+  size_t first = int_begin;
+  while (first < i && token[first] == '0') ++first;
+  const bool in_integer_part = first < i;
+  long long magnitude = static_cast<long long>(i - first) - 1;
+  if (i < token.size() && token[i] == '.') {
+    const size_t frac_begin = ++i;
+    while (digit(i)) ++i;
+    if (!in_integer_part) {
+      size_t f = frac_begin;
+      while (f < i && token[f] == '0') ++f;
+      magnitude = -static_cast<long long>(f - frac_begin) - 1;
+    }
+  }
+  long long exp10 = 0;
+  bool neg = false;
+  if (i < token.size()) {  // 'e' or 'E'
+    ++i;
+    if (i < token.size() && (token[i] == '+' || token[i] == '-')) neg = token[i++] == '-';
+    for (; digit(i); ++i)
+      if (exp10 < 1000000000) exp10 = exp10 * 10 + (token[i] - '0');  // saturates: only sign and size matter
+  }
+  if (magnitude + (neg ? -exp10 : exp10) > 0) return std::nullopt;
+  return token[0] == '-' ? -0.0 : 0.0;  // underflow: the correctly rounded value is zero
+}
+
 std::string_view skip_utf8_bom(std::string_view text) {
   if (text.size() >= 3 && static_cast<unsigned char>(text[0]) == 0xEF && static_cast<unsigned char>(text[1]) == 0xBB &&
       static_cast<unsigned char>(text[2]) == 0xBF)
@@ -202,35 +238,25 @@ struct JsonParser::State {
     auto digit = [&](size_t i) { return i < text.size() && text[i] >= '0' && text[i] <= '9'; };
     if (text[q] == '-') ++q;
     if (!digit(q)) fail_at(q, "expected a digit after '-'");
-    const size_t int_begin = q;
     if (text[q] == '0') {
       ++q;
       if (digit(q)) fail_at(q, "leading zeros are not allowed in numbers");
     } else {
       while (digit(q)) ++q;
     }
-    const size_t int_end = q;
     bool is_float = false;
-    size_t frac_begin = q, frac_end = q;
     if (q < text.size() && text[q] == '.') {
       is_float = true;
-      frac_begin = ++q;
+      ++q;
       if (!digit(q)) fail_at(q, "expected a digit after '.'");
       while (digit(q)) ++q;
-      frac_end = q;
     }
-    long long exp10 = 0;
     if (q < text.size() && (text[q] == 'e' || text[q] == 'E')) {
       is_float = true;
       ++q;
-      bool neg = false;
-      if (q < text.size() && (text[q] == '+' || text[q] == '-')) neg = text[q++] == '-';
+      if (q < text.size() && (text[q] == '+' || text[q] == '-')) ++q;
       if (!digit(q)) fail_at(q, "expected a digit in the exponent");
-      while (digit(q)) {
-        if (exp10 < 1000000000) exp10 = exp10 * 10 + (text[q] - '0');  // saturates: only its sign and size matter
-        ++q;
-      }
-      if (neg) exp10 = -exp10;
+      while (digit(q)) ++q;
     }
     pos = q;
     std::string_view token = text.substr(start, q - start);
@@ -241,27 +267,9 @@ struct JsonParser::State {
         fail_at(start, "integer " + printable(token) + " is out of range (64-bit signed)");
       return ev.int_value(i);
     }
-    double d = 0;
-    auto r = std::from_chars(token.data(), token.data() + token.size(), d);
-    if (r.ec == std::errc::result_out_of_range) {
-      // Too large or too small for a double: tell which by the decimal
-      // exponent of the first significant digit (the value is not zero).
-      long long magnitude = exp10;
-      size_t first = int_begin;
-      while (first < int_end && text[first] == '0') ++first;
-      if (first < int_end) {
-        magnitude += static_cast<long long>(int_end - first) - 1;
-      } else {
-        size_t f = frac_begin;
-        while (f < frac_end && text[f] == '0') ++f;
-        magnitude -= static_cast<long long>(f - frac_begin) + 1;
-      }
-      if (magnitude > 0) fail_at(start, "number " + printable(token) + " is out of range (beyond 1.8e308)");
-      d = text[start] == '-' ? -0.0 : 0.0;  // underflow: the correctly rounded value is zero
-    } else if (r.ec != std::errc() || r.ptr != token.data() + token.size() || !std::isfinite(d)) {
-      fail_at(start, "number " + printable(token) + " cannot be read");
-    }
-    return ev.double_value(d);
+    std::optional<double> d = json_double(token);
+    if (!d) fail_at(start, "number " + printable(token) + " is out of range (beyond 1.8e308)");
+    return ev.double_value(*d);
   }
 
   bool literal(std::string_view word) {

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -86,6 +87,12 @@ class JsonParser {
 
 // One-shot convenience over a fresh JsonParser.
 bool parse_json_events(std::string_view text, const std::string& file, JsonEvents& events);
+
+// The value of a JSON number token with a fraction or an exponent (grammar
+// already checked), correctly rounded; nullopt when it is beyond the range of
+// a double. Below the smallest subnormal it is (signed) zero, the correctly
+// rounded value. Shared with the ISA line reader.
+std::optional<double> json_double(std::string_view token);
 
 // The text without a leading UTF-8 byte-order mark (which RFC 8259 lets
 // parsers ignore; editors on Windows write one).

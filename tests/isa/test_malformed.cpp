@@ -240,3 +240,10 @@ TEST_CASE("NUL bytes and control characters in quoted names are named as such") 
     CHECK(std::string(e.what()).find("p.jsonl:7: column 17: invalid JSON: NUL byte inside a string") == 0);
   }
 }
+
+TEST_CASE("floats are read like the JSON readers read them: below the range as zero, beyond it refused") {
+  CHECK(error_of(replace(kFm, "'PADV': -14.0", "'PADV': 1e-400")) == "");
+  CHECK(error_of(replace(kFm, "'PADV': -14.0", "'PADV': 0e999")) == "");
+  CHECK(error_of(replace(kFm, "'PADV': -14.0", "'PADV': 1.8e308")).find("number 1.8e308 is out of range") !=
+        std::string::npos);
+}

@@ -202,3 +202,15 @@ TEST_CASE("numbers beyond the integer range in enum-checked places validate with
     CHECK(e.find("h.json: /format: ") == 0);
   }
 }
+
+TEST_CASE("json_double tells overflow from underflow by the first significant digit") {
+  CHECK(!cct::json_double("1e309"));
+  CHECK(!cct::json_double("0.001e312"));
+  CHECK(!cct::json_double("-100e307"));
+  CHECK(!cct::json_double("1234567890e300"));
+  CHECK(*cct::json_double("0.001e311") == 1e308);
+  CHECK(same_bits(*cct::json_double("0.0001e-321"), 0.0));
+  CHECK(same_bits(*cct::json_double("-1000e-330"), -0.0));
+  CHECK(same_bits(*cct::json_double("100.5e-330"), 0.0));
+  CHECK(same_bits(*cct::json_double("0.000e-99999"), 0.0));
+}
