@@ -3,9 +3,10 @@
 # ones under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan, which
 # builds only the tools and those tests' binaries: target fast_tests), the
 # slow and heavy ones (whole networks) in the optimised build (build, target
-# long_tests).
+# long_tests); then each reader's fuzz target for 20 s (scripts/fuzz.sh).
 #   scripts/test.sh                       # everything
 #   CCT_SKIP_SANITIZE=1 scripts/test.sh   # no sanitizer pass: every test in the optimised build
+#   CCT_FUZZ_SECONDS=N scripts/test.sh    # fuzz each reader N s after the sanitizer pass (default 20, 0: none)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jobs="$(nproc 2>/dev/null || echo 2)"
@@ -26,5 +27,12 @@ else
   phase "sanitizer build done"
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --test-dir "$here/build-asan" --output-on-failure -j "$jobs" --timeout 1800 -LE "slow|heavy"
+  phase "sanitizer tests passed"
+  # Each reader's libFuzzer target for a short while (scripts/fuzz.sh: clang,
+  # ASan + UBSan); CCT_FUZZ_SECONDS=0 skips it.
+  if [ "${CCT_FUZZ_SECONDS:-20}" -gt 0 ]; then
+    "$here/scripts/fuzz.sh" "${CCT_FUZZ_SECONDS:-20}"
+    phase "fuzzing found nothing"
+  fi
 fi
 phase "all tests passed"

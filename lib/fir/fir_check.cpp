@@ -424,9 +424,14 @@ class Checker {
       if (q.output_scale) scale(*q.output_scale, "output_scale");
       if (q.output_zero_point) finite(*q.output_zero_point, "output_zero_point");
     }
-    for (const auto& [role, name] : l.file_list)
-      if (name.size() < 5 || name.compare(name.size() - 4, 4, ".npy") != 0)
-        problem([&] { std::string p = ptr(l, "file_list"); append_pointer_token(p, role); return p; }(), "\"" + name + "\" is not a .npy file name");
+    for (const auto& [role, name] : l.file_list) {
+      if (name.size() < 5 || name.compare(name.size() - 4, 4, ".npy") != 0) {
+        // Not in a lambda: clang before 16 cannot capture structured bindings (the fuzz build).
+        std::string p = ptr(l, "file_list");
+        append_pointer_token(p, role);
+        problem(p, "\"" + name + "\" is not a .npy file name");
+      }
+    }
 
     // Output shape follows from the operation.
     if (l.output_shape.size() == 1) {

@@ -1,9 +1,6 @@
 #include "isa/line_schema.hpp"
 
 #include <rapidjson/document.h>
-#include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
-#include <rapidjson/schema.h>
 
 #include <algorithm>
 #include <array>
@@ -16,7 +13,9 @@
 #include <vector>
 
 #include "support/error.hpp"
+#include "support/json_parse.hpp"
 #include "support/json_rapid.hpp"
+#include "support/rapid_schema.hpp"
 #include "support/schema.hpp"
 
 namespace cct::isa {
@@ -45,8 +44,12 @@ std::unique_ptr<SchemaSet> load_set(const std::string& name) {
   set->name = name;
   set->branch.fill(-1);
   std::string text(schema_text(name));
-  set->source.Parse(text.c_str());
-  if (set->source.HasParseError() || !set->source.IsObject())
+  try {
+    parse_rapidjson(set->source, text, name + ".schema.json");
+  } catch (const Error& e) {
+    throw Error(kExitInternal, std::string("embedded schema: ") + e.what());
+  }
+  if (!set->source.IsObject())
     throw Error(kExitInternal, "embedded schema " + name + " is not a JSON object");
   auto any = set->source.FindMember("anyOf");
   if (any == set->source.MemberEnd() || !any->value.IsArray()) return set;
@@ -136,7 +139,7 @@ struct LineSchemaValidator::State {
   std::array<const rapidjson::SchemaDocument*, kOpcodeCount> by_opcode{};
   const rapidjson::SchemaDocument* whole = nullptr;
   rapidjson::Document doc;
-  std::string line;
+  JsonParser parser;
   alignas(16) char buffer[64 * 1024];
   explicit State(const std::string& n) : name(n) {}
 
@@ -160,11 +163,8 @@ void LineSchemaValidator::validate(std::string_view json_line, std::optional<Opc
   {
     PoolAllocator pool(s.buffer, sizeof s.buffer);
     PoolValidator v(s.schema(op), &pool, 256, 256);
-    // In-situ parsing of a NUL-terminated copy skips copying every string.
-    s.line.assign(json_line.data(), json_line.size());
-    rapidjson::InsituStringStream ss(s.line.data());
-    rapidjson::Reader reader;
-    if (reader.Parse<rapidjson::kParseInsituFlag>(ss, v) && v.IsValid()) return;
+    RapidEvents<PoolValidator> events(v);
+    if (s.parser.parse(json_line, file, events, line_no) && v.IsValid()) return;
   }
   // Slow path, only on failure: build the DOM and let the shared validator
   // name the JSON pointer and the expectation (or the parser the syntax error).

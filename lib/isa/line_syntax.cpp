@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "support/error.hpp"
+#include "support/json_parse.hpp"
 #include "support/pyfloat.hpp"
 
 namespace cct::isa {
@@ -142,9 +143,12 @@ std::string_view LineReader::read_quoted(std::string_view what) {
   const char* start = ++p_;
   const char* q = start;
   const char* const end = end_;
-  while (q < end && *q != quote && *q != '\\') ++q;
+  while (q < end && *q != quote && *q != '\\' && static_cast<unsigned char>(*q) >= 0x20) ++q;
   p_ = q;
   if (q < end && *q == '\\') fail("escape sequences are not allowed in names");
+  if (q < end && *q == '\0') fail("NUL byte inside a quoted name");
+  if (q < end && static_cast<unsigned char>(*q) < 0x20)
+    fail("control character \\x" + printable(std::string_view(q, 1)).substr(2) + " inside a quoted name");
   if (q >= end) fail("line ends inside a quoted name");
   std::string_view s(start, static_cast<size_t>(p_ - start));
   ++p_;
@@ -202,9 +206,10 @@ NumberToken LineReader::scan_number() {
   tok_end_ = q;
   NumberToken n;
   if (is_float) {
-    auto r = std::from_chars(start, q, n.f);
-    if (r.ec != std::errc() || r.ptr != q || !std::isfinite(n.f))
-      fail_value("number " + printable(token()) + " is out of range");
+    // The JSON readers' conversion: correctly rounded, underflow to zero.
+    std::optional<double> d = json_double(token());
+    if (!d) fail_value("number " + printable(token()) + " is out of range");
+    n.f = *d;
     n.is_float = true;
   } else {
     constexpr uint64_t kMaxPositive = static_cast<uint64_t>(INT64_MAX);

@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "isa/program.hpp"
+#include "support/json_parse.hpp"
 
 namespace cct::isa {
 
@@ -157,7 +158,8 @@ void append_instruction(std::string& out, const Instruction& inst, Syntax s);
 
 // Splits text into lines and calls f(line, line_no, syntax) for each
 // non-blank one. The syntax is detected on the first line and must stay the
-// same; "\r\n" endings are accepted. Returns the syntax (nullopt: no lines).
+// same; "\r\n" endings are accepted, and a UTF-8 byte-order mark before the
+// first line, as in every JSON reader. Returns the syntax (nullopt: no lines).
 template <class F>
 std::optional<Syntax> for_each_line(std::string_view text, const std::string& file, F&& f);
 
@@ -172,6 +174,7 @@ template <class F>
 std::optional<Syntax> for_each_line(std::string_view text, const std::string& file, F&& f) {
   std::optional<Syntax> syntax;
   long line_no = 0;
+  text = skip_utf8_bom(text);
   size_t pos = 0;
   while (pos < text.size()) {
     size_t nl = text.find('\n', pos);

@@ -1,9 +1,9 @@
 #include "support/json.hpp"
 
 #include <rapidjson/document.h>
-#include <rapidjson/error/en.h>
 
 #include "support/error.hpp"
+#include "support/json_parse.hpp"
 #include "support/json_rapid.hpp"
 #include "support/schema.hpp"
 
@@ -77,22 +77,13 @@ Json convert(const rapidjson::Value& v) {
 }  // namespace
 
 void parse_rapidjson(rapidjson::Document& doc, std::string_view text, const std::string& file) {
-  // Full-precision float parsing so values round-trip; NaN/Inf rejected as in strict JSON.
-  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.data(), text.size());
-  if (doc.HasParseError()) {
-    size_t off = doc.GetErrorOffset();
-    long line = 1, col = 1;
-    for (size_t i = 0; i < off && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        col = 1;
-      } else {
-        ++col;
-      }
-    }
-    throw_input_error(at_line(file, line, "column " + std::to_string(col) + ": invalid JSON: " +
-                                              rapidjson::GetParseError_En(doc.GetParseError())));
-  }
+  // Our parser, not RapidJSON's (see json_parse.hpp): bounded depth, exact
+  // numbers, duplicate keys refused. It throws on malformed text.
+  auto fill = [&](rapidjson::Document& d) {
+    RapidEvents<rapidjson::Document> events(d);
+    return parse_json_events(text, file, events);
+  };
+  doc.Populate(fill);
 }
 
 Json parse_json(std::string_view text, const std::string& file) {

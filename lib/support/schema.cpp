@@ -1,7 +1,6 @@
 #include "support/schema.hpp"
 
 #include <rapidjson/pointer.h>
-#include <rapidjson/schema.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -12,6 +11,7 @@
 #include "support/embedded.hpp"
 #include "support/error.hpp"
 #include "support/json_rapid.hpp"
+#include "support/rapid_schema.hpp"
 
 namespace cct {
 
@@ -32,9 +32,11 @@ const CompiledSchema& compiled(std::string_view name) {
   if (it != cache.end()) return *it->second;
   std::string text(schema_text(name));
   auto c = std::make_unique<CompiledSchema>();
-  c->source.Parse(text.c_str());
-  if (c->source.HasParseError())
-    throw Error(kExitInternal, "embedded schema " + schema_file_name(name) + " is not valid JSON");
+  try {
+    parse_rapidjson(c->source, text, schema_file_name(name));
+  } catch (const Error& e) {
+    throw Error(kExitInternal, std::string("embedded schema: ") + e.what());
+  }
   c->schema = std::make_unique<rapidjson::SchemaDocument>(c->source);
   return *cache.emplace(std::string(name), std::move(c)).first->second;
 }

@@ -1,15 +1,14 @@
 #include "support/schema_parse.hpp"
 
-#include <rapidjson/memorystream.h>
-#include <rapidjson/reader.h>
-#include <rapidjson/schema.h>
 
 #include <map>
 #include <memory>
 #include <mutex>
 
 #include "support/error.hpp"
+#include "support/json_parse.hpp"
 #include "support/json_rapid.hpp"
+#include "support/rapid_schema.hpp"
 #include "support/schema.hpp"
 
 namespace cct {
@@ -29,9 +28,11 @@ const rapidjson::SchemaDocument& compiled(std::string_view name) {
   if (it != cache.end()) return *it->second->schema;
   std::string text(schema_text(name));
   auto c = std::make_unique<Compiled>();
-  c->source.Parse(text.c_str());
-  if (c->source.HasParseError())
-    throw Error(kExitInternal, "embedded schema " + std::string(name) + ".schema.json is not valid JSON");
+  try {
+    parse_rapidjson(c->source, text, std::string(name) + ".schema.json");
+  } catch (const Error& e) {
+    throw Error(kExitInternal, std::string("embedded schema: ") + e.what());
+  }
   c->schema = std::make_unique<rapidjson::SchemaDocument>(c->source);
   return *cache.emplace(std::string(name), std::move(c)).first->second->schema;
 }
@@ -40,23 +41,31 @@ const rapidjson::SchemaDocument& compiled(std::string_view name) {
 
 void parse_validated_rapidjson(rapidjson::Document& doc, std::string_view text, const std::string& file,
                                std::string_view schema) {
-  rapidjson::MemoryStream ms(text.data(), text.size());
-  rapidjson::SchemaValidatingReader<rapidjson::kParseFullPrecisionFlag, rapidjson::MemoryStream, rapidjson::UTF8<>>
-      reader(ms, compiled(schema));
-  doc.Populate(reader);
-  if (reader.GetParseResult() && reader.IsValid()) return;
-  // Word the problem the usual way: a parse error with line and column, or
-  // the schema violation with its JSON pointer.
+  bool valid = false;
+  // The validator passes each event on to the document it builds.
+  auto fill = [&](rapidjson::Document& d) {
+    rapidjson::GenericSchemaValidator<rapidjson::SchemaDocument, rapidjson::Document> validator(compiled(schema), d);
+    RapidEvents<decltype(validator)> events(validator);
+    bool parsed = parse_json_events(text, file, events);  // throws on malformed text
+    valid = validator.IsValid();
+    return parsed && valid;
+  };
+  doc.Populate(fill);
+  if (valid) return;
+  // Word the schema violation with its JSON pointer.
   parse_rapidjson(doc, text, file);
   validate_against_schema(doc, schema, file);
   throw Error(kExitInternal, file + ": validation failed while parsing but not afterwards (a bug)");
 }
 
 void validate_output_text_streaming(std::string_view text, std::string_view schema, const std::string& file) {
-  rapidjson::MemoryStream ms(text.data(), text.size());
   rapidjson::SchemaValidator validator(compiled(schema));
-  rapidjson::Reader reader;
-  if (reader.Parse<rapidjson::kParseFullPrecisionFlag>(ms, validator) && validator.IsValid()) return;
+  RapidEvents<rapidjson::SchemaValidator> events(validator);
+  try {
+    if (parse_json_events(text, file, events) && validator.IsValid()) return;
+  } catch (const Error& e) {
+    throw Error(kExitInternal, std::string("output failed validation (a bug, please report): ") + e.what());
+  }
   validate_output_text(text, schema, file);  // words the problem
   throw Error(kExitInternal, file + ": output failed validation while streaming but not afterwards (a bug)");
 }

@@ -323,3 +323,15 @@ TEST_CASE("corrupted architecture files give errors, never crashes") {
   CHECK(rejected > 0);
   MESSAGE(accepted << " corrupted variants were still valid");
 }
+
+TEST_CASE("a key given twice is refused, not read as its first value") {
+  std::string text(preset_text("chip-64tops"));
+  const std::string clock = "\"clock_ghz\": 1.0,";
+  size_t at = text.find(clock);
+  REQUIRE(at != std::string::npos);
+  text.insert(at + clock.size(), " \"clock_ghz\": 2.0,");
+  for (bool schema : {false, true}) {
+    CAPTURE(schema);
+    CHECK(error_of(text, schema) == "t.json:6: column 21: invalid JSON: duplicate key \"clock_ghz\"");
+  }
+}

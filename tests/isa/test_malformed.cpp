@@ -194,6 +194,9 @@ TEST_CASE("the schema pass over many lines reports the first failing line") {
   }
   texts[15000] = line;
   texts[31000] = line;
+  // The views into the two reassigned strings have the old, longer size.
+  lines[15000].text = texts[15000];
+  lines[31000].text = texts[31000];
   CHECK_NOTHROW(validate_lines("isa", lines, "big.jsonl"));
 }
 
@@ -205,4 +208,42 @@ TEST_CASE("an error late in a large JSON Lines file stops the schema workers cle
   std::string bad = replace(line, "\"PS\": 0", "\"PS\": 0.5");
   text.replace(25000 * line.size(), line.size(), bad);
   CHECK(error_of(text).find("prog.asm:25001: pe_conv: parameter 'PS': expected an integer, got 0.5") == 0);
+}
+
+TEST_CASE("a UTF-8 byte-order mark before the first line is skipped, as by every JSON reader") {
+  const std::string bom = "\xEF\xBB\xBF";
+  std::string jsonl = format_program(parse_program(kConv + kFm, "x"), Syntax::JsonLines);
+  for (const std::string& text : {kConv + kFm, jsonl}) {
+    Syntax syntax;
+    Program p = parse_program(bom + text, "prog.asm", true, &syntax);
+    CHECK(p.instructions.size() == 2);
+    CHECK(format_program(p, syntax) == text);
+  }
+  // Anywhere else it is not an instruction line.
+  CHECK(error_of(kConv + bom + kFm).find("prog.asm:2: not an instruction line") == 0);
+}
+
+TEST_CASE("NUL bytes and control characters in quoted names are named as such") {
+  using namespace std::string_literals;
+  CHECK(error_of(replace(kConv, "'slyr'", "'sl\0yr'"s)).find("prog.asm:1: pe_conv: NUL byte inside a quoted name") == 0);
+  CHECK(error_of(replace(kConv, "'slyr'", "'sl\x01yr'")).find("control character \\x01 inside a quoted name") !=
+        std::string::npos);
+  // In JSON Lines the schema pass's parser names them too.
+  std::string jsonl = format_program(parse_program(kConv, "x"), Syntax::JsonLines);
+  jsonl.pop_back();
+  LineSchemaValidator v("isa");
+  try {
+    v.validate(replace(jsonl, "\"slyr\"", "\"sl\0yr\""s), Opcode::pe_conv, "p.jsonl", 7);
+    FAIL("no error");
+  } catch (const cct::Error& e) {
+    INFO(std::string(e.what()));
+    CHECK(std::string(e.what()).find("p.jsonl:7: column 17: invalid JSON: NUL byte inside a string") == 0);
+  }
+}
+
+TEST_CASE("floats are read like the JSON readers read them: below the range as zero, beyond it refused") {
+  CHECK(error_of(replace(kFm, "'PADV': -14.0", "'PADV': 1e-400")) == "");
+  CHECK(error_of(replace(kFm, "'PADV': -14.0", "'PADV': 0e999")) == "");
+  CHECK(error_of(replace(kFm, "'PADV': -14.0", "'PADV': 1.8e308")).find("number 1.8e308 is out of range") !=
+        std::string::npos);
 }

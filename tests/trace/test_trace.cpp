@@ -220,3 +220,10 @@ TEST_CASE("reference traces obey the execution rules; broken timings are found")
   CHECK(check_trace(overlap).text("t").find("t:4: error: ct_bc on core 0 starts at 70, before the previous "
                                             "instruction of queue CT (instruction 3) ended at 95") != std::string::npos);
 }
+
+TEST_CASE("a UTF-8 byte-order mark before the first trace line is skipped") {
+  Syntax syntax;
+  Trace t = parse_trace("\xEF\xBB\xBF" + kLine1 + kLine2, "t.trace", true, &syntax);
+  CHECK(t.timing.size() == 2);
+  CHECK(format_trace(t, syntax) == kLine1 + kLine2);
+}
