@@ -17,23 +17,8 @@ bool is_ident(char c) {
 }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
-// Shows a piece of input in a message: printable ASCII as is, anything else as \xNN.
-std::string printable(std::string_view s, size_t max_len = 24) {
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < max_len; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      static const char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  if (s.size() > max_len) out += "...";
-  return out;
-}
+// A piece of input in a message.
+std::string printable(std::string_view s, size_t max_len = 24) { return printable_excerpt(s, max_len, false); }
 
 std::string member_list(EnumClass c) {
   std::string s;

@@ -11,6 +11,23 @@
 
 namespace cct {
 
+std::string printable_excerpt(std::string_view s, size_t max_len, bool escape_quotes) {
+  static const char hex[] = "0123456789abcdef";
+  std::string out;
+  for (size_t i = 0; i < s.size() && i < max_len; ++i) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f && !(escape_quotes && (c == '"' || c == '\\'))) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (s.size() > max_len) out += "...";
+  return out;
+}
+
 std::optional<double> json_double(std::string_view token) {
   double d = 0;
   auto r = std::from_chars(token.data(), token.data() + token.size(), d);
@@ -72,23 +89,7 @@ struct KeyRef {
   size_t size;
 };
 
-// Shows a piece of input in a message: printable ASCII as is, the rest as \xNN.
-std::string printable(std::string_view s, size_t max_len = 40) {
-  std::string out;
-  for (size_t i = 0; i < s.size() && i < max_len; ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\') {
-      out += static_cast<char>(c);
-    } else {
-      static const char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  if (s.size() > max_len) out += "...";
-  return out;
-}
+std::string printable(std::string_view s, size_t max_len = 40) { return printable_excerpt(s, max_len, true); }
 
 int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';

@@ -94,6 +94,11 @@ bool parse_json_events(std::string_view text, const std::string& file, JsonEvent
 // rounded value. Shared with the ISA line reader.
 std::optional<double> json_double(std::string_view token);
 
+// A piece of input quoted in a message: printable ASCII as is, anything else
+// as \xNN (with escape_quotes, the quote and backslash too, as in JSON
+// strings); cut to max_len bytes, "..." after. Shared with the ISA line reader.
+std::string printable_excerpt(std::string_view s, size_t max_len, bool escape_quotes);
+
 // The text without a leading UTF-8 byte-order mark (which RFC 8259 lets
 // parsers ignore; editors on Windows write one).
 std::string_view skip_utf8_bom(std::string_view text);
