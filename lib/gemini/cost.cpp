@@ -471,8 +471,17 @@ struct CostModel::Impl {
     u.kernel_h = L.kernel_h, u.kernel_w = L.kernel_w, u.stride_h = L.stride_h, u.stride_w = L.stride_w;
     u.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
     u.out_bytes = L.out_bytes;
-    if (L.pe()) pe_register_values(*L.fir, u);
-    else vp_register_values(*L.fir, u);
+    if (L.pe()) {
+      pe_register_values(*L.fir, u);
+      // asm's pe_cfg_gp: the groups the box's output channels hold.
+      const int64_t groups = L.fir->group_count();
+      const int64_t per_group = groups > 1 ? fir::chip_box(L.fir->output_shape[0])[1] / groups : 0;
+      if (per_group > 0) u.groups = u.out[1] / per_group;
+      const auto d = L.fir->dilations();
+      u.dilation = {d[0], d[1]};
+    } else {
+      vp_register_values(*L.fir, u);
+    }
     return u;
   }
 

@@ -257,7 +257,8 @@ int64_t layer_change_config_cycles(const arch::Architecture& a, const UnitConfig
   // asm's registers per unit: PE fm, pm, dq, tp (gp only for grouped or
   // dilated layers); VP gcs, gms, sms, qp, iq, iq1, fm, tp (act for an
   // activation with parameters).
-  int64_t instructions = next.pe ? 4 : 8 + int64_t(next.has_act);
+  const bool grouped = next.groups != 1 || next.dilation != std::array<int64_t, 2>{1, 1};
+  int64_t instructions = next.pe ? 4 + int64_t(grouped) : 8 + int64_t(next.has_act);
   if (previous) {
     const UnitConfig& p = *previous;
     const bool boxes = p.in[1] != next.in[1] || p.in[2] != next.in[2] || p.in[3] != next.in[3] ||
@@ -270,6 +271,7 @@ int64_t layer_change_config_cycles(const arch::Architecture& a, const UnitConfig
       // pe_cfg_pm: the output's quantisation, the fused activation, the stride.
       instructions += int64_t(p.requantize != next.requantize || p.act != next.act || p.stride_h != next.stride_h ||
                               p.stride_w != next.stride_w);
+      instructions += int64_t(p.groups != next.groups || p.dilation != next.dilation);  // pe_cfg_gp
     } else {
       instructions += int64_t(p.max_pool != next.max_pool) + int64_t(p.multiplier != next.multiplier) +
                       int64_t(p.requantize != next.requantize) + int64_t(p.dequantize_a != next.dequantize_a) +

@@ -149,6 +149,10 @@ struct UnitConfig {
   std::array<int64_t, 4> in{}, out{};      // extents [n, c, h, w] of its input region and output box
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1;
   int in_bytes = 1, out_bytes = 1;
+  // pe_cfg_gp: the groups in the tile (1 for dense layers) and the dilation;
+  // both 1 at reset.
+  int64_t groups = 1;
+  std::array<int64_t, 2> dilation{1, 1};
   // The per-layer register values, as asm derives them from the layer:
   // PE: pe_cfg_pm (the output's quantisation in `requantize`, the fused
   // activation in `act`, the stride). VP: vp_cfg_gcs (window maximum),
