@@ -27,11 +27,19 @@ const arch::Architecture& arch_named(const std::string& name) {
   return it->second;
 }
 
+namespace {
+std::map<std::string, Compiled>& compiled_cache() {
+  static std::map<std::string, Compiled> cache;
+  return cache;
+}
+std::string compiled_key(const std::string& tag, int batch) { return tag + "_b" + std::to_string(batch); }
+}  // namespace
+
 const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag,
                               const std::vector<std::pair<std::string, std::string>>& constant_inputs,
                               const std::string& calib_dir, bool cut_postprocess) {
-  static std::map<std::string, Compiled> cache;
-  std::string key = tag + "_b" + std::to_string(batch);
+  auto& cache = compiled_cache();
+  std::string key = compiled_key(tag, batch);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
   Compiled c;
   c.dir = testing::temp_dir("func_models/" + key);
@@ -54,6 +62,14 @@ const Compiled& compile_model(const std::string& model_path, int batch, const st
   c.input_path = (fs::path(c.dir) / *first->file("input_activation1")).string();
   c.input = read_npy(c.input_path);
   return cache.emplace(key, std::move(c)).first->second;
+}
+
+void forget_model(const std::string& tag, int batch) {
+  auto& cache = compiled_cache();
+  auto it = cache.find(compiled_key(tag, batch));
+  if (it == cache.end()) return;
+  testing::discard_temp_dir(it->second.dir);
+  cache.erase(it);
 }
 
 const Compiled& tiny(int batch) {

@@ -37,6 +37,9 @@ struct Compiled {
 const Compiled& compile_model(const std::string& model_path, int batch, const std::string& tag,
                               const std::vector<std::pair<std::string, std::string>>& constant_inputs = {},
                               const std::string& calib_dir = "", bool cut_postprocess = false);
+// Drops a compiled model from the cache and removes its directory (a matrix
+// done with a network).
+void forget_model(const std::string& tag, int batch);
 // examples/tiny_resnet/tiny_resnet.onnx
 const Compiled& tiny(int batch);
 

@@ -47,11 +47,35 @@ std::vector<std::string> reference_files(const std::string& sub) {
 std::string source_dir() { return env_or("CCT_SOURCE_DIR", CCT_TEST_SOURCE_DIR); }
 std::string bin_dir() { return env_or("CCT_BIN_DIR", CCT_TEST_BIN_DIR); }
 
+namespace {
+std::vector<std::string>& made_temp_dirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
+bool keep_temp_dirs() {
+  const char* v = std::getenv("CCT_KEEP_TEST_TMP");
+  return v && *v && std::string(v) != "0";
+}
+}  // namespace
+
 std::string temp_dir(const std::string& name) {
   fs::path p = fs::path(bin_dir()).parent_path() / "test-tmp" / name;
   fs::remove_all(p);
   fs::create_directories(p);
+  made_temp_dirs().push_back(p.string());
   return p.string();
+}
+
+void discard_temp_dir(const std::string& dir) {
+  if (keep_temp_dirs()) return;
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+}
+
+void end_of_run(bool passed) {
+  if (passed)
+    for (const std::string& d : made_temp_dirs()) discard_temp_dir(d);
+  made_temp_dirs().clear();
 }
 
 std::string read_file(const std::string& path) {

@@ -16,8 +16,16 @@ std::vector<std::string> reference_files(const std::string& sub);
 std::string source_dir();  // the project checkout
 std::string bin_dir();     // where the tools were built
 
-// A fresh empty directory under the build tree for one test's files.
+// A fresh empty directory under the build tree (build/test-tmp/<name>) for
+// one test's files. A run that passes removes its directories when it ends,
+// one that fails keeps them to look at; CCT_KEEP_TEST_TMP=1 keeps them always.
 std::string temp_dir(const std::string& name);
+// Removes a directory of temp_dir's at once (unless CCT_KEEP_TEST_TMP is set):
+// for a matrix that goes through many networks in one test, whose goldens
+// would otherwise fill gigabytes before the run ends.
+void discard_temp_dir(const std::string& dir);
+// Called by the test main's listener when the run ends.
+void end_of_run(bool passed);
 
 struct RunResult {
   int exit_code = -1;

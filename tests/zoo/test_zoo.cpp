@@ -260,6 +260,7 @@ struct Prepared {
   std::string stage;      // what failed before the chain: onnx2fir, or the test set
   std::string error;      // its message
   std::vector<interp::QTensor> want;
+  std::vector<std::string> dirs;  // made for it beside the compiled model's (calibration input, test data)
 };
 
 // onnx2fir's pipeline at `batch`; the ONNX tests run on their own input
@@ -279,6 +280,7 @@ Prepared prepare(const Net& n, int batch) {
     std::string calib;
     if (n.kind == Kind::OnnxNode) {
       calib = testing::temp_dir("zoo/calib_" + n.name);
+      p.dirs.push_back(calib);
       interp::Tensor x0 = read_pb(fs::path(path).parent_path() / "test_data_set_0" / "input_0.pb");
       write_npy(calib + "/input_0.npy", NpyArray::from_float(x0.f, x0.shape));
     }
@@ -301,6 +303,7 @@ Prepared prepare(const Net& n, int batch) {
     for (int k = 0; fs::exists(set / ("output_" + std::to_string(k) + ".pb")); ++k)
       ys.push_back(at_batch(read_pb(set / ("output_" + std::to_string(k) + ".pb")), batch));
     std::string dir = testing::temp_dir("zoo/data_" + n.name + "_b" + std::to_string(batch));
+    p.dirs.push_back(dir);
     for (const auto& e : fs::directory_iterator(p.c.dir))
       if (e.path().extension() == ".npy") fs::copy_file(e.path(), fs::path(dir) / e.path().filename());
     p.c.dir = dir;
@@ -352,6 +355,7 @@ void run_matrix(int batch) {
     Prepared p = prepare(n, batch);
     const int64_t npu = p.skipped.empty() && p.error.empty() ? zoo::npu_layers(p.c.graph) : 0;
     const int64_t real = p.skipped.empty() && p.error.empty() ? zoo::real_macs(p.c.graph) : 0;
+    const size_t failing_before = failing.size();
     for (const std::string& arch : kArchs) {
       ++cases;
       std::string where = n.name + " b" + std::to_string(batch) + " " + arch;
@@ -367,6 +371,7 @@ void run_matrix(int batch) {
         continue;
       }
       std::string dir = testing::temp_dir("zoo/" + n.name + "_b" + std::to_string(batch) + "_" + arch);
+      p.dirs.push_back(dir);
       zoo::Case k = zoo::run(zoo::build(p.c, arch, dir), p.c, p.c.input, p.c.dir);
       if (k.ok()) {
         // Every accelerator layer checked, outputs bit for bit.
@@ -406,6 +411,12 @@ void run_matrix(int batch) {
         CHECK_MESSAGE(macs_ok, where << ": zebusim counts " << k.sim_macs << " MACs, the network has " << real);
       if (k.ok() && macs_ok) ++passed;
       else failing.push_back(where + ": " + (k.ok() ? "MACs" : k.stage));
+    }
+    // A network that passed leaves no files: the goldens of the whole matrix
+    // would fill gigabytes before the run ends. A failing one keeps them.
+    if (failing.size() == failing_before) {
+      func_test::forget_model("zoo_" + n.name, batch);
+      for (const std::string& d : p.dirs) testing::discard_temp_dir(d);
     }
   }
   MESSAGE("zoo batch " << batch << ": " << passed << " of " << cases << " cases bit for bit with zebusim's MACs equal to the network's, "
