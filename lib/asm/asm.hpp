@@ -58,9 +58,13 @@ Dialect detect_dialect(const sir::Schedule& schedule);
 // workload has more than ten tiles, where both orders agree).
 TileOrder detect_tile_order(std::string_view sir_text);
 
+struct DramLayout;
 // Static checks of a program against an architecture (see the header comment);
-// `file` names the program in errors.
+// `file` names the program in errors. With the DRAM layout of the schedule the
+// program was assembled from (layout_dram), DRAM accesses are bounded by its
+// weight and activation spaces, as in the functional run; without, only their
+// first byte is checked.
 isa::CheckReport check(const isa::Program& program, const arch::Architecture& arch, const std::string& file = "<program>",
-                       size_t max_diagnostics = 50);
+                       size_t max_diagnostics = 50, const DramLayout* dram = nullptr);
 
 }  // namespace cct::assembler

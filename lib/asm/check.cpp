@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "asm/asm.hpp"
+#include "asm/dram_layout.hpp"
 #include "footprint/footprint.hpp"
 
 namespace cct::assembler {
@@ -99,11 +100,12 @@ class Checker {
 }  // namespace
 
 isa::CheckReport check(const isa::Program& program, const arch::Architecture& arch, const std::string& file,
-                       size_t max_diagnostics) {
+                       size_t max_diagnostics, const DramLayout* dram) {
   // Addresses, sizes, configurations and weight records: the footprint
   // rules of the functional model, an input error at the first problem.
   footprint::Options o;
   o.file = file;
+  if (dram) o.dram_weight_bytes = dram->weight_bytes, o.dram_activation_bytes = dram->activation_bytes;
   footprint::check_program(arch, program, o);
   return Checker(program, max_diagnostics).run();
 }

@@ -40,7 +40,7 @@ std::string range_text(int64_t lo, int64_t hi) {
 // Sizes read from a program are at most kMaxDim and addresses at most
 // kMaxAddress in magnitude, so that block arithmetic never overflows; both
 // are far beyond any memory.
-constexpr int64_t kMaxDim = int64_t(1) << 20;
+constexpr int64_t kMaxDim = isa::kMaxDimension;
 constexpr int64_t kMaxAddress = int64_t(1) << 50;
 
 // A product of sizes, saturated at 2^62.
@@ -507,6 +507,14 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
       positive(stride, "pe_cfg_pm STRIDE");
       positive(fm.list(Param::STile), "pe_cfg_fm STile");
       positive(fm.list(Param::DTile), "pe_cfg_fm DTile");
+      // The mini tile the array streams (MTI: rows and columns less one) and
+      // the channel blocking (MTC0, MTK0) set the timing; in range, or no run prices them.
+      auto mti = tp.list(Param::MTI);
+      if (tp.get(Param::MTC0) < 0 || tp.get(Param::MTC0) > kMaxDim || tp.get(Param::MTK0) < 0 ||
+          tp.get(Param::MTK0) > kMaxDim || mti[0] < 0 || mti[1] < 0 || mti[0] >= kMaxDim || mti[1] >= kMaxDim)
+        fail(i, "pe_cfg_tp MTC0 " + std::to_string(tp.get(Param::MTC0)) + ", MTK0 " + std::to_string(tp.get(Param::MTK0)) +
+                    ", MTI [" + std::to_string(mti[0]) + ", " + std::to_string(mti[1]) + "]: each must be in 0.." +
+                    std::to_string(kMaxDim - 1) + " (line " + std::to_string(s.cfg[kTp] + 1) + ")");
       Box ib = make_box(a_, fm.list(Param::STile), fmt(fm, Param::SF)), ob = make_box(a_, fm.list(Param::DTile), fmt(fm, Param::DF));
       const int64_t N = tile[0], K = tile[1], C = tile[2], OH = tile[3], OW = tile[4];
       const int64_t kh = kernel[0], kw = kernel[1], sh = stride[0], sw = stride[1];
@@ -545,7 +553,9 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
       const bool pool = in.op() == Opcode::vp_pool;
       const Instruction& fm = need(Opcode::vp_cfg_fm, kFm);
       const Instruction& tp = need(Opcode::vp_cfg_tp, kTp);
-      if (o_.functional) need(Opcode::vp_cfg_qp, kQp);
+      // The configurations an operation's values come from: the functional
+      // run needs them, so every check and the timing run require them too.
+      need(Opcode::vp_cfg_qp, kQp);
       const int64_t lut = in.get(Param::LUT);
       const bool known = pool ? (lut == kLutMaxPool || lut == kLutAvgPool || lut == kLutResize)
                               : (lut == kLutRequantize || two_operands(lut) || activation_lut(lut));
@@ -554,11 +564,11 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
       if (o_.functional && !known)
         fail(i, "LUT " + std::to_string(lut) + " is not an operation the functional model implements (" +
                     (pool ? "17 max pool, 56 average pool, 57 resize" : "16 requantize, 18-21 add, subtract, multiply, reverse subtract, 32-42 activations") + ")");
-      if (o_.functional && in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq, kIq);
-      if (o_.functional && two && in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq1, kIq1);
-      if (o_.functional && pool && lut == kLutAvgPool) need(Opcode::vp_cfg_gms, kGms);
-      if (o_.functional && !pool && activation_lut(lut)) need(Opcode::vp_cfg_gms, kGms);
-      if (o_.functional && !pool && takes_act_params(lut)) need(Opcode::vp_cfg_act, kAct);
+      if (in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq, kIq);
+      if (two && in.get(Param::IQEN) != 0) need(Opcode::vp_cfg_iq1, kIq1);
+      if (pool && lut == kLutAvgPool) need(Opcode::vp_cfg_gms, kGms);
+      if (!pool && activation_lut(lut)) need(Opcode::vp_cfg_gms, kGms);
+      if (!pool && takes_act_params(lut)) need(Opcode::vp_cfg_act, kAct);
       // Operand B's box: vp_cfg_fm1 once one was given on this core, else A's (the reference programs).
       if (two && last_cfg[size_t(Opcode::vp_cfg_fm1)] >= 0) need(Opcode::vp_cfg_fm1, kFm1);
       auto tile = tp.list(Param::Tile);
@@ -592,6 +602,7 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
         }
         auto insz = rs.list(Param::RSIN), oo = rs.list(Param::RSOO), io = rs.list(Param::RSIO);
         positive(insz, "vp_cfg_rs RSIN");
+        positive(tp.list(Param::KERNEL), "vp_cfg_tp KERNEL");  // the taps each output blends
         if (o_.functional && product({C, H, W, 4}) > kMaxOperations)
           fail(i, "the resize reads more elements than the functional model's " + std::to_string(kMaxOperations));
         // The rows and columns the tile's outputs read (int8::resize_span: the interpreter's taps).

@@ -19,6 +19,10 @@ namespace cct::isa {
 // class; Prev_Insts / Next_Insts name queues to synchronise with.
 enum class Queue : uint8_t { CT, LD, LW, PE, VP, DT, ST, SI, SO };
 inline constexpr int kQueueCount = 9;
+// The largest size (tile, kernel, stride, group) the tools accept along one
+// dimension of an instruction: far beyond any memory, small enough that the
+// products the footprint and timing models form never overflow.
+inline constexpr int64_t kMaxDimension = int64_t(1) << 20;
 // A program begins with ct_st and one ct_bc per buffer-cut register (BCS
 // 0..kBufferCutRegisters-1) and ends with ct_ed (ISA_Format.md, ct_bc).
 inline constexpr int kBufferCutRegisters = 4;

@@ -206,13 +206,15 @@ class Engine {
       const auto& inst = prog_.instructions[i];
       int64_t parts = 1;
       if (inst.op() == Opcode::vp_self || inst.op() == Opcode::vp_pool) parts = vp_parts[{core_[i], inst.mapping.wkl}];
+      // The footprint rules first: what asm --check refuses, the timing run
+      // refuses with the same message.
+      footprints.plan(i, step);
       timing::Work w = models[size_t(core_[i])].price(inst, parts, opt_.file, long(i) + 1);
       work_[i] = Job{w.kind, w.cycles, w.bytes, w.ops, w.energy.total()};
       if ((w.kind == WorkKind::DramLoad || w.kind == WorkKind::DramStore) && a_.dram_channels.empty())
         throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + " needs DRAM but architecture \"" + a_.name +
                           "\" has no DRAM channel");
       result_.stats.energy += w.energy;
-      footprints.plan(i, step);
     }
     pair_transfers();
     prepare_host();

@@ -19,7 +19,7 @@ int64_t at(std::span<const int32_t> v, size_t i) { return i < v.size() ? v[i] : 
 // Sizes read from a program must be positive and small enough that every
 // product the model forms stays exact: each at most 2^20, a block at most 2^40
 // elements. Anything else is an input error, not an overflow.
-constexpr int64_t kMaxDim = int64_t(1) << 20;
+constexpr int64_t kMaxDim = isa::kMaxDimension;
 constexpr int64_t kMaxElements = int64_t(1) << 40;
 
 void check_dims(std::span<const int32_t> dims, std::string_view what, const isa::Instruction& inst,
@@ -178,7 +178,7 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
       auto kernel = tp.list(Param::KERNEL);
       check_dims(in, pool ? "vp_cfg_fm STile" : "vp_cfg_tp Tile", inst, file, line);
       check_dims(out, "vp_cfg_tp Tile", inst, file, line);
-      check_dims(kernel, "vp_cfg_tp KERNEL", inst, file, line);
+      if (pool || resize) check_dims(kernel, "vp_cfg_tp KERNEL", inst, file, line);  // unused by elementwise operations
       VpOp op;
       op.c = at(in, 0), op.h = at(in, 1), op.w = at(in, 2);
       op.out_pixels = at(out, 1) * at(out, 2);

@@ -1,9 +1,11 @@
 // asm: Scheduler IR + Frontend IR -> ISA program; asm --check verifies a program.
 #include <iostream>
+#include <optional>
 #include <set>
 
 #include "arch/arch.hpp"
 #include "asm/asm.hpp"
+#include "asm/dram_layout.hpp"
 #include "fir/fir.hpp"
 #include "isa/program_io.hpp"
 #include "sir/sir.hpp"
@@ -26,6 +28,8 @@ int main(int argc, char** argv) {
       "pe_conv reads weight records of its own shape loaded before it (the functional\n"
       "model's rules; the first violation is reported as file:line, exit code 3), then\n"
       "token balance and deadlocks per core (problems listed as file:line, exit code 1).\n"
+      "With --sir and --fir (the schedule and graph it was assembled from), DRAM\n"
+      "accesses must also lie inside the DRAM layout the functional run builds.\n"
       "Rules and evidence: formats/ISA_Format.md, docs in lib/asm."};
   return cli::run_tool(
       argc, argv, info, {"input"},
@@ -37,6 +41,8 @@ int main(int argc, char** argv) {
         cli::add_validate_option(o);
         o.add_options()("legacy", "write the program in the legacy syntax");
         o.add_options()("check", "verify the program given as input instead of assembling");
+        o.add_options()("sir", "--check: the Scheduler IR the program was assembled from (with --fir: DRAM bounds)",
+                        cxxopts::value<std::string>(), "FILE");
         o.add_options()("dialect", "force the tool-chain generation: wl0 or wl1 (default: from the Scheduler IR)",
                         cxxopts::value<std::string>(), "NAME");
         o.add_options()("tile-order",
@@ -50,9 +56,21 @@ int main(int argc, char** argv) {
         bool validate = cli::validate_enabled(r);
         arch::Architecture arch = arch::load_architecture(arch_name, validate);
         if (r.count("check")) {
-          if (r.count("fir")) throw_usage_error("--check takes a program, not --fir");
+          if (r.count("fir") != r.count("sir")) throw_usage_error("--check takes --sir and --fir together (for DRAM bounds), or neither");
           isa::Program prog = isa::read_program(input, validate);
-          isa::CheckReport rep = assembler::check(prog, arch, display_name(input));
+          std::optional<assembler::DramLayout> dram;
+          if (r.count("sir")) {
+            const std::string sir_path = r["sir"].as<std::string>(), fir_path = r["fir"].as<std::string>();
+            sir::ReadOptions so;
+            so.validate_schema = validate;
+            fir::ReadOptions fo;
+            fo.validate_schema = validate;
+            assembler::Options ao;
+            ao.sir_file = display_name(sir_path);
+            ao.fir_file = display_name(fir_path);
+            dram = assembler::layout_dram(sir::read_sir(sir_path, so), fir::read_fir(fir_path, fo), ao);
+          }
+          isa::CheckReport rep = assembler::check(prog, arch, display_name(input), 50, dram ? &*dram : nullptr);
           std::cerr << rep.text(display_name(input));
           if (!rep.ok()) return kExitCheckFailed;
           // Success says what was checked, so a silent pass is not mistaken for a skipped one.
@@ -60,7 +78,8 @@ int main(int argc, char** argv) {
           for (const auto& inst : prog.instructions) cores.insert(inst.mapping.core);
           std::cerr << "asm: " << display_name(input) << ": OK: " << prog.size() << " instructions on " << cores.size()
                     << " cores: footprints inside L2 / WL0, tiles fit their configuration, weights read as loaded, "
-                       "tokens balance, no deadlock\n";
+                       "tokens balance, no deadlock"
+                    << (dram ? "; DRAM accesses inside the schedule's layout\n" : " (DRAM extents unchecked: give --sir and --fir)\n");
           return kExitOk;
         }
         std::string fir_path = cli::required(r, "fir", "--fir FRONTEND_IR");
