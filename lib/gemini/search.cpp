@@ -39,6 +39,9 @@ using Clock = std::chrono::steady_clock;
 
 // Segments before the one being annealed that its objective includes.
 constexpr size_t kWindow = 1;
+// On one core: the most layers a segment sharing it holds (the segmentation's
+// candidates grow with it; ResNet-34 b16 gains nothing beyond 8).
+constexpr int kSharedLayers = 12;
 // Workload evaluations the per-segment annealing may spend (effort 1).
 constexpr int64_t kAnnealBudget = 1000000;
 // Cost-model work (CostModel::work, flow updates) the per-segment annealing
@@ -199,7 +202,8 @@ class Searcher {
       LayerPlan lp;
       lp.layer = first + i;
       lp.part = best_partition(lp.layer, cnt[size_t(i)], G);
-      for (int k = 0; k < cnt[size_t(i)]; ++k) lp.cores.push_back(order_[at++]);
+      // More layers than cores (one core): they share it, in turn per group.
+      for (int k = 0; k < cnt[size_t(i)]; ++k) lp.cores.push_back(order_[at++ % size_t(C_)]);
       default_channels(lp);
       sp.layers.push_back(std::move(lp));
     }
@@ -266,8 +270,10 @@ class Searcher {
     // Segment lengths tried: every length up to 16 layers, then steps of
     // about an eighth (long segments only exist on chips with many cores,
     // where each costs more to price).
+    // On one core, segments of up to kSharedLayers layers sharing it.
     std::vector<int> lengths;
-    for (int len = 1; len <= std::min(C_, n); len += len < 16 ? 1 : std::max(1, len / 8)) lengths.push_back(len);
+    const int longest = std::min(C_ == 1 ? kSharedLayers : C_, n);
+    for (int len = 1; len <= longest; len += len < 16 ? 1 : std::max(1, len / 8)) lengths.push_back(len);
     int64_t total_pairs = 0;
     for (int j = 0; j < n; ++j)
       for (int len : lengths) total_pairs += len <= j + 1;
@@ -651,9 +657,28 @@ class Searcher {
     SearchResult res;
     if (C_ == 1) {
       // One layer per segment, split where one workload's own data does
-      // not fit L2 (relieve()).
+      // not fit L2 (relieve()). With a batch to cut into groups, also the
+      // segmentation with layers sharing the core (a few samples at a time
+      // through several layers in L2, formats/Mapping_Format.md), when the
+      // model prices it faster.
       res.plan = single_core_plan(net_);
       relieve(res.plan);
+      if (groups_.size() > 1) {
+        Plan shared;
+        shared.segments = segment_dp();
+        // The segmentation prices each segment after its predecessor only:
+        // the sweeps (merges, splits, group counts) judge whole plans.
+        double v = plan_value(shared);
+        sweep_budget_ = int64_t(double(opt_.effort) * double(kSweepWork));
+        sweep_w0_ = model_.work();
+        while (model_.work() - sweep_w0_ < sweep_budget_ && !out_of_time()) {
+          double w = sweep_segments(shared, v, sweep_budget_ - (model_.work() - sweep_w0_));
+          if (w >= v) break;
+          v = w;
+        }
+        relieve(shared);
+        if (plan_value(shared) < plan_value(res.plan)) res.plan = std::move(shared);
+      }
     } else {
       res.plan.segments = segment_dp();
       const Plan segmented = res.plan;
@@ -777,7 +802,16 @@ class Searcher {
   // Splits one segment further (irgen refused it): false when it cannot be.
   bool split(Plan& plan, int segment) {
     if (segment < 0 || segment >= int(plan.segments.size())) return false;
-    return raise(plan.segments[size_t(segment)]);
+    if (raise(plan.segments[size_t(segment)])) return true;
+    // No finer groups or stripes: cut the segment's layers in two halves.
+    SegmentPlan& head = plan.segments[size_t(segment)];
+    if (head.layers.size() < 2) return false;
+    SegmentPlan tail = head;
+    const auto mid = std::ptrdiff_t(head.layers.size() / 2);
+    tail.layers.erase(tail.layers.begin(), tail.layers.begin() + mid);
+    head.layers.erase(head.layers.begin() + mid, head.layers.end());
+    plan.segments.insert(plan.segments.begin() + segment + 1, std::move(tail));
+    return true;
   }
 
   mapping::Partition baseline_partition(int layer, int64_t n) { return best_partition(layer, n, 1); }
