@@ -49,7 +49,6 @@ std::vector<std::string> check_structure(const Mapping& m, const std::string& fi
                                         ", got " + std::to_string(seg.batch_groups));
     if (seg.row_groups < 1) out.add(sp + "/row_groups", "row_groups must be >= 1, got " + std::to_string(seg.row_groups));
     if (seg.layers.empty()) out.add(sp + "/layers", "a segment needs at least one layer");
-    std::map<int64_t, std::string> core_user;  // core -> pointer where the segment first uses it
     for (size_t i = 0; i < seg.layers.size(); ++i) {
       const LayerMapping& l = seg.layers[i];
       const std::string lp = layer_ptr(s, i);
@@ -57,6 +56,9 @@ std::vector<std::string> check_structure(const Mapping& m, const std::string& fi
       auto [it, fresh] = mapped_at.emplace(l.layer, lp);
       if (!fresh) out.add(lp + "/layer", "layer \"" + l.layer + "\" is mapped twice (also at " + it->second + ")");
       if (l.cores.empty()) out.add(lp + "/cores", "a layer needs at least one core");
+      // Several layers of a segment may share a core (it runs them one after
+      // another for each batch group); the parts of one layer may not.
+      std::map<int64_t, std::string> core_user;  // core -> pointer where the layer first uses it
       for (size_t c = 0; c < l.cores.size(); ++c) {
         const std::string cp = lp + "/cores/" + std::to_string(c);
         if (l.cores[c] < 0) {
@@ -65,8 +67,8 @@ std::vector<std::string> check_structure(const Mapping& m, const std::string& fi
         }
         auto [u, first] = core_user.emplace(l.cores[c], cp);
         if (!first)
-          out.add(cp, "core " + std::to_string(l.cores[c]) + " is used twice in segment " + std::to_string(s) +
-                          " (also at " + u->second + ")");
+          out.add(cp, "core " + std::to_string(l.cores[c]) + " is used twice by layer \"" + l.layer + "\" (also at " +
+                          u->second + "): each part of a layer needs its own core");
       }
       std::array<int64_t, 4> f = l.partition.factors();
       bool factors_ok = true;

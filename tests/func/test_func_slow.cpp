@@ -377,5 +377,34 @@ TEST_CASE("ResNet-34 and ResNet-50 at batch 16, ResNet-34 at 64, on zebu-1core: 
     for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(fr.outputs[i].tensor, want[i]));
     CHECK(fr.macs == want_macs);
     MESSAGE(net << " b" << k.batch << ": " << fr.layers_checked << "/" << npu << " layers golden, outputs bit for bit");
+    if (net != "resnet34") continue;
+    // Layers sharing the core (formats/Mapping_Format.md): the first 32 layers
+    // in segments of 8, 4 images at a time, the rest as gemini mapped them.
+    // Each group of images passes through 8 layers in L2 instead of the
+    // whole batch going through DRAM between layers.
+    mapping::Mapping gm = mapping::read_mapping(map_path), fused = gm;
+    std::vector<mapping::LayerMapping> layers;
+    std::vector<int64_t> groups;  // gemini's batch groups for each layer's segment
+    for (const auto& seg : gm.segments)
+      for (const auto& l : seg.layers) layers.push_back(l), groups.push_back(seg.batch_groups);
+    fused.segments.clear();
+    for (size_t i = 0; i < layers.size();) {
+      mapping::Segment seg;
+      const size_t n = i < 32 ? 8 : 1;
+      seg.batch_groups = i < 32 ? 4 : groups[i];
+      for (size_t j = i; j < std::min(layers.size(), i + n); ++j) seg.layers.push_back(layers[j]);
+      fused.segments.push_back(seg);
+      i += n;
+    }
+    func_test::Built bf = func_test::build(c, fused, a, dir);
+    int64_t fused_end = 0;
+    for (const auto& t : bf.timing) fused_end = std::max(fused_end, t.end);
+    func::Result ff = func_test::run(c, bf, bf.program, bf.timing, a, true);
+    CHECK(ff.layers_checked == npu);
+    REQUIRE(ff.outputs.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(ff.outputs[i].tensor, want[i]));
+    CHECK(fused_end < end);
+    MESSAGE(net << " b" << k.batch << ", layers sharing the core: " << fused_end << " cycles, bit for bit; the original "
+                << k.original << " (ours/original " << double(fused_end) / double(k.original) << ")");
   }
 }

@@ -118,10 +118,8 @@ TEST_CASE("structural errors name the JSON pointer") {
     const char* expect;
   };
   const Case cases[] = {
-      {[](Mapping& m) { m.segments[0].layers[1].cores[2] = 1; },
-       "m.json: /segments/0/layers/1/cores/2: core 1 is used twice in segment 0 (also at /segments/0/layers/0/cores/1)"},
       {[](Mapping& m) { m.segments[0].layers[1].cores[3] = 4; },
-       "/segments/0/layers/1/cores/3: core 4 is used twice in segment 0 (also at /segments/0/layers/1/cores/0)"},
+       "m.json: /segments/0/layers/1/cores/3: core 4 is used twice by layer \"b\" (also at /segments/0/layers/1/cores/0): each part of a layer needs its own core"},
       {[](Mapping& m) { m.segments[1].layers[0].layer = "a"; },
        "/segments/1/layers/0/layer: layer \"a\" is mapped twice (also at /segments/0/layers/0)"},
       {[](Mapping& m) { m.segments[0].layers[0].partition.k = 3; },
@@ -156,6 +154,15 @@ TEST_CASE("structural errors name the JSON pointer") {
     c.edit(m);
     CHECK_THROWS_AS(format_mapping(m), cct::Error);
   }
+}
+
+TEST_CASE("layers of one segment may share a core (it runs them in turn for each batch group)") {
+  Mapping m = sample();
+  m.segments[0].layers[1].cores[2] = 1;  // "b" part 2 on core 1, which also runs "a" part 1
+  const std::string text = cct::format_json(to_json(m));
+  CHECK(parse_error(text).empty());
+  CHECK(parse_error(text, true).empty());
+  CHECK(parse_mapping(text, "m.json") == m);
 }
 
 TEST_CASE("row stripes: even for the last layer, producers end where their readers' rows end") {
