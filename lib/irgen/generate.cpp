@@ -160,6 +160,13 @@ struct L2Tensor {
   int producer_wl = -1;        // output buffers: the producing workload
   bool cross_segment = false;  // read by a workload of a later segment
   int reader = -1;             // early receive buffers: the position of the first reader
+  // Overlap: an output stored to DRAM stays live one workload longer (the
+  // store runs while the next workload computes); an activation loaded
+  // from DRAM (a network input, an earlier segment's store) is live from
+  // the workload before its reader (the load runs while that computes).
+  // Both cost L2; where they keep something else from fitting they go.
+  bool store_tail = false, early_load = false;
+  int64_t overlap_owner = -1;  // what no_overlap_ names it by: the storing workload, or the load's transfer id
 };
 
 struct WeightLoad {
@@ -251,11 +258,13 @@ class Generator {
     for (int attempt = 0;; ++attempt) {
       reserve_weights_ = attempt == 1;
       spill_.clear();
+      no_overlap_.clear();
       for (;;) {
         reset_connections();
         connect();
         int failed = place_activations();
         if (failed < 0) break;
+        if (drop_overlaps(failed)) continue;
         int victim = spill_victim(failed);
         if (victim < 0) {
           const int seg = wls_[size_t(per_core_.at(tensors_[size_t(failed)].core)[size_t(fullest(failed).first)])].segment;
@@ -314,6 +323,19 @@ class Generator {
   std::pair<int, int64_t> fullest(int failed) const;
   void reset_connections();
   std::set<int> spill_;  // producer workloads whose outputs reach later segments through DRAM
+  // Overlaps given up for room: {0, storing workload}, {1, load transfer id}.
+  std::set<std::pair<int, int64_t>> no_overlap_;
+  // Gives up the overlaps live with `failed` on its core; false when none.
+  bool drop_overlaps(int failed) {
+    const L2Tensor& f = tensors_[size_t(failed)];
+    bool any = false;
+    for (const auto& t : tensors_) {
+      if (t.core != f.core || t.size == 0 || t.end < f.start || t.start > f.end) continue;
+      if (t.store_tail) any = no_overlap_.insert({0, t.overlap_owner}).second || any;
+      if (t.early_load) any = no_overlap_.insert({1, t.overlap_owner}).second || any;
+    }
+    return any;
+  }
   std::string place_error_;
   bool plan_weights();  // false when some weights find no room (assign_error_)
   void size_weight(WeightLoad& wt);
@@ -689,6 +711,8 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     L2Tensor t;
     t.core = w.core;
     t.start = t.end = w.pos;
+    if (w.pos > 0 && o_.load_overlap && in.host_step < 0 && !no_overlap_.count({1, pc.transfer}))
+      t.start = w.pos - 1, t.reader = w.pos, t.early_load = true, t.overlap_owner = pc.transfer;
     t.bytes = in.bytes;
     t.box = u.region;
     t.size = pc.bytes;
@@ -863,6 +887,16 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
   if (early && remote) {
     tensors_[size_t(buffer)].start = w.pos - 1;
     tensors_[size_t(buffer)].reader = w.pos;
+  }
+  // Pieces reloaded from DRAM that an earlier segment stored (its stores all
+  // issued before this segment's first workload) load during the workload
+  // before the reader, as weights are prefetched.
+  bool reload = w.pos > 0 && o_.load_overlap && !u.pieces.empty();
+  for (const auto& pc : u.pieces)
+    reload = reload && pc.kind == Piece::Dram && wls_[size_t(pc.producer_wl)].segment < w.segment;
+  if (reload && !no_overlap_.count({1, u.pieces.front().transfer})) {
+    L2Tensor& t = tensors_[size_t(buffer)];
+    t.start = w.pos - 1, t.reader = w.pos, t.early_load = true, t.overlap_owner = u.pieces.front().transfer;
   }
   assembled.emplace(key, std::make_pair(buffer, u.pieces));
 }
@@ -1143,6 +1177,17 @@ void Generator::connect() {
     st.workload_id = w.id;
     dram_in_.push_back(st);
   }
+  // A stored output keeps its bytes through the next workload on its core:
+  // the store runs while that workload computes, which would otherwise
+  // write over them and so wait for the store (gemini's model overlaps the
+  // two). Where L2 has no room for that, the bytes are freed at once.
+  if (o_.store_overlap)
+    for (const auto& w : wls_) {
+      if (!w.to_dram || w.out_buffer < 0) continue;
+      L2Tensor& t = tensors_[size_t(w.out_buffer)];
+      if (t.size > 0 && t.end == w.pos && w.pos + 1 < int(per_core_.at(w.core).size()) && !no_overlap_.count({0, w.id}))
+        t.end = w.pos + 1, t.store_tail = true, t.overlap_owner = w.id;
+    }
 }
 
 // ------------------------------------------------------------------ memory
