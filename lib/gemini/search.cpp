@@ -666,6 +666,7 @@ class Searcher {
       if (groups_.size() > 1) {
         Plan shared;
         shared.segments = segment_dp();
+        merge_neighbours(shared);
         // The segmentation prices each segment after its predecessor only:
         // the sweeps (merges, splits, group counts) judge whole plans.
         double v = plan_value(shared);
@@ -796,6 +797,29 @@ class Searcher {
           plan = std::move(p), cost = c, better = true;
       }
       if (!better) break;
+    }
+  }
+
+  // One core: merges neighbouring segments (the layers sharing the core, at
+  // each batch-group count) while the whole plan gains; the segmentation
+  // priced each segment after its predecessor only, and stops at short ones.
+  void merge_neighbours(Plan& plan) {
+    double v = plan_value(plan);
+    for (bool gained = true; gained && !out_of_time();) {
+      gained = false;
+      Plan best = plan;
+      for (size_t s = 0; s + 1 < plan.segments.size(); ++s) {
+        const int first = plan.segments[s].first(), last = plan.segments[s + 1].last();
+        if (last - first + 1 > kSharedLayers || spans_host(first, last)) continue;
+        for (int64_t G : groups_) {
+          Plan p = plan;
+          p.segments[s] = initial_segment(first, last, G);
+          p.segments.erase(p.segments.begin() + std::ptrdiff_t(s) + 1);
+          const double w = plan_value(p);
+          if (w < v) v = w, best = std::move(p), gained = true;
+        }
+      }
+      if (gained) plan = std::move(best);
     }
   }
 
