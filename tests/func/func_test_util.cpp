@@ -117,6 +117,15 @@ void write_goldens(const fir::Graph& g, const interp::FirExecutor::Loader& load,
   });
 }
 
+void check_bit_exact(const Compiled& c, const func::Result& r) {
+  auto want = interpret(c);
+  REQUIRE(r.outputs.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) CHECK(same_bits(r.outputs[i].tensor, want[i]));
+  int64_t npu_layers = 0;
+  for (const auto& l : c.graph.layers()) npu_layers += l.device == fir::Device::Npu;
+  CHECK(r.layers_checked == npu_layers);
+}
+
 bool same_bits(const interp::QTensor& a, const interp::QTensor& b) {
   if (a.dtype != b.dtype || a.shape != b.shape) return false;
   NpyArray x = a.to_npy(), y = b.to_npy();

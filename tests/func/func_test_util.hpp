@@ -73,6 +73,10 @@ std::vector<cct::interp::QTensor> interpret(const Compiled& c);
 void write_goldens(const cct::fir::Graph& g, const cct::interp::FirExecutor::Loader& load, const cct::NpyArray& input,
                    const std::string& dir);
 
+// The functional run against the quantized FIR interpreter (doctest checks):
+// every output bit for bit, every accelerator layer matched its golden.
+void check_bit_exact(const Compiled& c, const cct::func::Result& r);
+
 // Bit-for-bit equality of two tensors (dtype, shape, values; float16 compared as float16 bits).
 bool same_bits(const cct::interp::QTensor& a, const cct::interp::QTensor& b);
 

@@ -114,12 +114,7 @@ TEST_CASE("the tiny ResNet runs bit for bit like the interpreter, every layer ma
     for (auto& s : m.segments) s.row_groups = k.row_groups;
     Built b = func_test::build(c, m, a, testing::temp_dir("func_tiny"));
     func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
-    auto want = func_test::interpret(c);
-    REQUIRE(r.outputs.size() == want.size());
-    for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
-    int64_t npu_layers = 0;
-    for (const auto& l : c.graph.layers()) npu_layers += l.device == fir::Device::Npu;
-    CHECK(r.layers_checked == npu_layers);
+    func_test::check_bit_exact(c, r);
     CHECK(r.elements_checked > 0);
     int64_t macs = 0;
     for (const auto& l : c.graph.layers()) macs += fir::macs(l);
@@ -167,12 +162,7 @@ TEST_CASE("layers sharing a core in a segment run bit for bit, one batch group a
     Built b = func_test::build(c, m, a, testing::temp_dir("func_shared_cores"));
     CHECK(assembler::check(b.program, a, "p.asm").ok());
     func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
-    auto want = func_test::interpret(c);
-    REQUIRE(r.outputs.size() == want.size());
-    for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
-    int64_t npu_layers = 0;
-    for (const auto& l : c.graph.layers()) npu_layers += l.device == fir::Device::Npu;
-    CHECK(r.layers_checked == npu_layers);
+    func_test::check_bit_exact(c, r);
     // gemini's model does not price it: --evaluate refuses, naming the cores.
     const std::string dir = testing::temp_dir("func_shared_cores_gemini");
     write_output(dir + "/m.json", mapping::format_mapping(m));

@@ -10,7 +10,6 @@
 
 #include <filesystem>
 #include <map>
-#include <regex>
 #include <set>
 
 #include "../testing/testing.hpp"
@@ -126,10 +125,9 @@ std::string small_arch(const std::string& preset) {
   std::string dir = testing::temp_dir("func_dense_arch_" + preset);
   std::string path = dir + "/small-" + preset + ".json";
   auto a = testing::read_file(testing::source_dir() + "/examples/arch/" + preset + ".json");
-  a = std::regex_replace(a, std::regex("\"name\": \"" + preset + "\""), "\"name\": \"small-" + preset + "\"",
-                         std::regex_constants::format_first_only);
-  a = std::regex_replace(a, std::regex("\"wl0_rows\": [0-9]+"), "\"wl0_rows\": 256");
-  a = std::regex_replace(a, std::regex("\"l2_bytes\": [0-9]+"), "\"l2_bytes\": 32768");
+  a = testing::replace_first(a, "\"name\": \"" + preset + "\"", "\"name\": \"small-" + preset + "\"");
+  a = testing::with_json_integer(a, "wl0_rows", 256);
+  a = testing::with_json_integer(a, "l2_bytes", 32768);
   testing::write_file(path, a);
   return path;
 }

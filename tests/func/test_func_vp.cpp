@@ -208,12 +208,7 @@ void check_model(const Compiled& c, const std::string& tag) {
       CHECK(compared == measured.size());
     }
     func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
-    auto want = func_test::interpret(c);
-    REQUIRE(r.outputs.size() == want.size());
-    for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(r.outputs[i].tensor, want[i]));
-    int64_t npu_layers = 0;
-    for (const auto& l : c.graph.layers()) npu_layers += l.device == fir::Device::Npu;
-    CHECK(r.layers_checked == npu_layers);
+    func_test::check_bit_exact(c, r);
   }
 }
 

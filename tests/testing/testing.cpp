@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -88,6 +89,37 @@ std::string read_file(const std::string& path) {
 void write_file(const std::string& path, const std::string& data) {
   std::ofstream f(path, std::ios::binary);
   f << data;
+}
+
+std::string replace_first(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  if (at == std::string::npos) FAIL("'" << from << "' not found in the text to edit");
+  return text.replace(at, from.size(), to);
+}
+
+std::string with_json_integer(std::string text, const std::string& key, int64_t value) {
+  const std::string head = "\"" + key + "\": ";
+  int found = 0;
+  for (size_t at = text.find(head); at != std::string::npos; at = text.find(head, at + 1)) {
+    size_t b = at + head.size(), e = b;
+    while (e < text.size() && (std::isdigit(static_cast<unsigned char>(text[e])) || (e == b && text[e] == '-'))) ++e;
+    if (e == b) continue;
+    text.replace(b, e - b, std::to_string(value));
+    ++found;
+  }
+  if (found == 0) FAIL("no integer \"" << key << "\" in the text to edit");
+  return text;
+}
+
+int64_t integer_after(const std::string& text, const std::string& label, size_t from) {
+  size_t at = text.find(label, from);
+  if (at == std::string::npos) FAIL("'" << label << "' not found in: " << text.substr(0, 2000));
+  at += label.size();
+  while (at < text.size() && std::isspace(static_cast<unsigned char>(text[at]))) ++at;
+  size_t end = at;
+  while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+  if (end == at) FAIL("no integer after '" << label << "' in: " << text.substr(0, 2000));
+  return std::stoll(text.substr(at, end - at));
 }
 
 RunResult run(const std::string& command, const std::string& stdin_data) {

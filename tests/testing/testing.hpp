@@ -2,6 +2,7 @@
 // tools are, and running a tool as a subprocess.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,15 @@ std::string temp_dir(const std::string& name);
 void discard_temp_dir(const std::string& dir);
 // Called by the test main's listener when the run ends.
 void end_of_run(bool passed);
+
+// Text edits of test inputs (no <regex>: GCC 12 warns inside it under the
+// sanitizers). replace_first: `from` must occur (else the test fails).
+std::string replace_first(std::string text, const std::string& from, const std::string& to);
+// Every integer written as `"key": N` becomes `value` (the presets' and our
+// writers' spacing); at least one must occur.
+std::string with_json_integer(std::string text, const std::string& key, int64_t value);
+// The integer that follows the first `label` in text (after blanks); fails the test when there is none.
+int64_t integer_after(const std::string& text, const std::string& label, size_t from = 0);
 
 struct RunResult {
   int exit_code = -1;
