@@ -159,6 +159,10 @@ class Searcher {
     lp.dram.ofmap = (lp.layer + 2) % nch_;
   }
 
+  // The most layers one segment holds: one per core, or on one core up to
+  // kSharedLayers sharing it.
+  int segment_layers() const { return C_ == 1 ? kSharedLayers : C_; }
+
   // Cores in proportion to each layer's work, then laid out along the snake.
   // Whether layers [first, last] hold both an input of a host step and a
   // reader of its result. Such a segment cannot be built: the step runs once
@@ -272,7 +276,7 @@ class Searcher {
     // where each costs more to price).
     // On one core, segments of up to kSharedLayers layers sharing it.
     std::vector<int> lengths;
-    const int longest = std::min(C_ == 1 ? kSharedLayers : C_, n);
+    const int longest = std::min(segment_layers(), n);
     for (int len = 1; len <= longest; len += len < 16 ? 1 : std::max(1, len / 8)) lengths.push_back(len);
     int64_t total_pairs = 0;
     for (int j = 0; j < n; ++j)
@@ -615,7 +619,7 @@ class Searcher {
       }
       // Merged with the next segment; split in two.
       base = -1;
-      if (s + 1 < n && int(original.layers.size() + plan.segments[s + 1].layers.size()) <= C_ &&
+      if (s + 1 < n && int(original.layers.size() + plan.segments[s + 1].layers.size()) <= segment_layers() &&
           !spans_host(original.first(), plan.segments[s + 1].last()))
         for (int64_t G : groups_)
           if (!spent()) consider(2, {initial_segment(original.first(), plan.segments[s + 1].last(), G)});
@@ -666,7 +670,6 @@ class Searcher {
       if (groups_.size() > 1) {
         Plan shared;
         shared.segments = segment_dp();
-        merge_neighbours(shared);
         // The segmentation prices each segment after its predecessor only:
         // the sweeps (merges, splits, group counts) judge whole plans.
         double v = plan_value(shared);
@@ -797,29 +800,6 @@ class Searcher {
           plan = std::move(p), cost = c, better = true;
       }
       if (!better) break;
-    }
-  }
-
-  // One core: merges neighbouring segments (the layers sharing the core, at
-  // each batch-group count) while the whole plan gains; the segmentation
-  // priced each segment after its predecessor only, and stops at short ones.
-  void merge_neighbours(Plan& plan) {
-    double v = plan_value(plan);
-    for (bool gained = true; gained && !out_of_time();) {
-      gained = false;
-      Plan best = plan;
-      for (size_t s = 0; s + 1 < plan.segments.size(); ++s) {
-        const int first = plan.segments[s].first(), last = plan.segments[s + 1].last();
-        if (last - first + 1 > kSharedLayers || spans_host(first, last)) continue;
-        for (int64_t G : groups_) {
-          Plan p = plan;
-          p.segments[s] = initial_segment(first, last, G);
-          p.segments.erase(p.segments.begin() + std::ptrdiff_t(s) + 1);
-          const double w = plan_value(p);
-          if (w < v) v = w, best = std::move(p), gained = true;
-        }
-      }
-      if (gained) plan = std::move(best);
     }
   }
 
