@@ -262,15 +262,9 @@ class Generator {
       for (;;) {
         reset_connections();
         connect();
-        int failed = place_activations();
-        if (failed < 0) break;
-        if (drop_overlaps(failed)) continue;
-        int victim = spill_victim(failed);
-        if (victim < 0) {
-          const int seg = wls_[size_t(per_core_.at(tensors_[size_t(failed)].core)[size_t(fullest(failed).first)])].segment;
-          throw CapacityError(at_pointer(o_.mapping_file, "/segments/" + std::to_string(seg), refusal(failed)), seg);
-        }
-        spill_.insert(victim);
+        const std::vector<int> failed = place_activations();
+        if (failed.empty()) break;
+        remedy(failed);
       }
       for (auto& w : wls_)
         if (layers_[size_t(w.layer)].move) tile_move(w);
@@ -306,9 +300,15 @@ class Generator {
   void connect_direct(Wl& w, size_t i);
   std::vector<std::vector<int64_t>> row_stripes(const mapping::Segment& seg) const;
   // ---- memory
-  int place_activations();  // -1, or the tensor that found no room (place_error_ says more)
-  int place_activations(bool largest_first);
-  int spill_victim(int failed) const;
+  // The tensors that found no room, in the order they were placed (empty:
+  // all placed; place_error_ says more of the first).
+  std::vector<int> place_activations();
+  std::vector<int> place_activations(bool largest_first);
+  struct Span {
+    int core, lo, hi;
+  };
+  void remedy(const std::vector<int>& failed);
+  void spill_for(int failed, int q, int64_t need, std::vector<Span>& spilled);
   std::string refusal(int failed) const;
   // What an L2 tensor holds, named by its layer, for refusals. The weights
   // reserved with the activations (second attempt) carry neither a producer
@@ -320,7 +320,10 @@ class Generator {
     if (t.layer_name) return "a tensor of \"" + *t.layer_name + "\"";
     return "a tensor";
   }
+  // The position in `failed`'s lifetime where the tensors of its core (it
+  // included) take the most L2, and those bytes.
   std::pair<int, int64_t> fullest(int failed) const;
+  [[noreturn]] void refuse(int failed) const;
   void reset_connections();
   std::set<int> spill_;  // producer workloads whose outputs reach later segments through DRAM
   // Overlaps given up for room: {0, storing workload}, {1, load transfer id}.
@@ -1192,16 +1195,16 @@ void Generator::connect() {
 
 // ------------------------------------------------------------------ memory
 
-int Generator::place_activations() {
+std::vector<int> Generator::place_activations() {
   // First fit in order of first use; if that fragments L2 too much, the
   // largest tensors first.
-  int failed = place_activations(false);
-  return failed < 0 ? failed : place_activations(true);
+  std::vector<int> failed = place_activations(false);
+  return failed.empty() ? failed : place_activations(true);
 }
 
-int Generator::place_activations(bool largest_first) {
+std::vector<int> Generator::place_activations(bool largest_first) {
   l2_.clear();
-  std::vector<int> order;
+  std::vector<int> order, failed;
   for (size_t i = 0; i < tensors_.size(); ++i)
     if (tensors_[i].size > 0) order.push_back(int(i));
   std::stable_sort(order.begin(), order.end(), [&](int x, int y) {
@@ -1215,44 +1218,105 @@ int Generator::place_activations(bool largest_first) {
     const int64_t bytes = std::max(t.size, t.footprint);
     int64_t addr = it->second.find(t.start, t.end, bytes, kL2AllocAlign, t.lowest);
     if (addr < 0) {
-      place_error_ = tensor_label(t) + " (" + std::to_string(t.size) + " bytes, live over " + std::to_string(t.end - t.start + 1) +
-                     " workloads) does not fit in the L2 of core " + std::to_string(t.core) +
-                     " next to the tensors live with it (" + std::to_string(a_.core.l2_bytes) +
-                     " bytes); split the layer or batch in the mapping";
-      return i;
+      if (failed.empty())
+        place_error_ = tensor_label(t) + " (" + std::to_string(t.size) + " bytes, live over " +
+                       std::to_string(t.end - t.start + 1) + " workloads) does not fit in the L2 of core " +
+                       std::to_string(t.core) + " next to the tensors live with it (" + std::to_string(a_.core.l2_bytes) +
+                       " bytes); split the layer or batch in the mapping";
+      failed.push_back(i);  // the rest is still placed: failures elsewhere get their remedies in the same round
+      continue;
     }
     t.address = addr;
     it->second.add(t.start, t.end, addr, bytes);
   }
-  return -1;
+  return failed;
 }
 
-// The output kept in L2 for a later segment that goes through DRAM instead
-// when `failed` finds no room (the rule gemini prices, spill.hpp): one live
-// at the fullest position of its lifetime, else (L2 fragmented) one live
-// with it anywhere; -1 if there is none.
-int Generator::spill_victim(int failed) const {
+// What makes room for the tensors that found none, before connecting again:
+// first the overlaps live with one (a store's tail, an early load), else
+// kept tensors through DRAM (spill_for). Remedies for the first failure,
+// then for each later one whose lifetime no remedy of this round touched
+// (a round per failure would reconnect the whole program each time:
+// thousands of rounds at batch 16). Nothing to remedy for the first: the
+// mapping is refused.
+void Generator::remedy(const std::vector<int>& failed) {
+  std::vector<Span> touched, spilled;  // failures remedied, tensors spilled
+  auto live_at = [](const std::vector<Span>& spans, int core, int lo, int hi) {
+    return std::any_of(spans.begin(), spans.end(), [&](const Span& s) { return s.core == core && s.lo <= hi && lo <= s.hi; });
+  };
+  for (int f : failed) {
+    const L2Tensor& t = tensors_[size_t(f)];
+    if (live_at(touched, t.core, t.start, t.end)) continue;
+    if (drop_overlaps(f)) {
+      touched.push_back({t.core, t.start, t.end});
+      continue;
+    }
+    // A tensor spilled this round and live where this one is fullest may
+    // have made its room.
+    const auto [q, need] = fullest(f);
+    if (live_at(spilled, t.core, q, q)) continue;
+    const size_t before = spilled.size();
+    spill_for(f, q, need, spilled);
+    if (spilled.size() > before) touched.push_back({t.core, t.start, t.end});
+    else if (touched.empty() && spilled.empty()) refuse(f);  // else perhaps resolved by this round's remedies
+  }
+}
+
+void Generator::refuse(int failed) const {
+  const L2Tensor& t = tensors_[size_t(failed)];
+  const int seg = wls_[size_t(per_core_.at(t.core)[size_t(fullest(failed).first)])].segment;
+  throw CapacityError(at_pointer(o_.mapping_file, "/segments/" + std::to_string(seg), refusal(failed)), seg);
+}
+
+// The outputs kept in L2 for a later segment that go through DRAM instead
+// when `failed` finds no room (the rule gemini prices, spill.hpp): the one
+// live at `q`, the fullest position of its lifetime with `need` bytes, that
+// lives longest, then the next, until the bytes left there fit L2 (as
+// many rounds of one spill each would choose them); if they fit already
+// (L2 fragmented), one live at `q`, else one live with it anywhere. Their
+// spans are added to `spilled`.
+void Generator::spill_for(int failed, int q, int64_t need, std::vector<Span>& spilled) {
   const L2Tensor& f = tensors_[size_t(failed)];
   std::vector<KeptTensor> kept;
+  std::map<int, int64_t> bytes;  // by producer workload
   for (const auto& t : tensors_) {
     if (t.core != f.core || t.size == 0 || t.producer_wl < 0 || !t.cross_segment || spill_.count(t.producer_wl)) continue;
     kept.push_back({t.start, t.end, t.producer_wl});
+    bytes[t.producer_wl] += std::max(t.size, t.footprint);
   }
-  const int q = fullest(failed).first;
-  const int v = spill_choice(kept, q, q);
-  return v >= 0 ? v : spill_choice(kept, f.start, f.end);
+  auto spill = [&](int id) {
+    auto k = std::find_if(kept.begin(), kept.end(), [&](const KeptTensor& c) { return c.id == id; });
+    spilled.push_back({f.core, k->start, k->end});
+    spill_.insert(id);
+    kept.erase(k);
+  };
+  const size_t before = spilled.size();
+  for (int v; need > a_.core.l2_bytes && (v = spill_choice(kept, q, q)) >= 0;) {
+    need -= bytes[v];
+    spill(v);
+  }
+  if (spilled.size() == before) {
+    int v = spill_choice(kept, q, q);
+    if (v < 0) v = spill_choice(kept, f.start, f.end);
+    if (v >= 0) spill(v);
+  }
 }
 
-// The position in `failed`'s lifetime where the tensors of its core (it
-// included) take the most L2, and those bytes.
 std::pair<int, int64_t> Generator::fullest(int failed) const {
   const L2Tensor& f = tensors_[size_t(failed)];
-  int64_t need = -1;
+  // Bytes entering and leaving at each position of the lifetime: one pass
+  // over the tensors, however long the lifetime.
+  std::vector<int64_t> delta(size_t(f.end - f.start) + 2, 0);
+  for (const auto& t : tensors_) {
+    if (t.core != f.core || t.end < f.start || t.start > f.end) continue;
+    const int64_t b = std::max(t.size, t.footprint);
+    delta[size_t(std::max(t.start, f.start) - f.start)] += b;
+    delta[size_t(std::min(t.end, f.end) - f.start) + 1] -= b;
+  }
+  int64_t need = -1, sum = 0;
   int at = f.start;
   for (int q = f.start; q <= f.end; ++q) {
-    int64_t sum = 0;
-    for (const auto& t : tensors_)
-      if (t.core == f.core && t.start <= q && q <= t.end) sum += std::max(t.size, t.footprint);
+    sum += delta[size_t(q - f.start)];
     if (sum > need) need = sum, at = q;
   }
   return {at, need};
@@ -1269,8 +1333,8 @@ std::string Generator::refusal(int failed) const {
                           "\" on core " + std::to_string(f.core) + " (its inputs, output and the tensors live with it)";
   if (need > a_.core.l2_bytes)
     return over_capacity(who, need, a_.core.l2_bytes, "L2", a_) +
-           "; nothing kept for a later segment is left to spill: split the layer or batch in the mapping (more batch "
-           "groups, row groups or cores)";
+           "; no tensor kept for a later segment is left to spill there: split the layer or batch in the mapping "
+           "(more batch groups, row groups or cores)";
   return place_error_ + " (" + std::to_string(need) + " bytes live there in all: L2 is too fragmented)";
 }
 

@@ -7,10 +7,11 @@
 // move out of L2: it is stored to DRAM after its producer and every
 // later-segment reader loads its piece back. When the tensors live at some
 // point of a core's program do not fit L2, the kept tensor live there that
-// lives longest goes through DRAM (the first of them on a tie), and the
-// placement is tried again. What still does not fit once nothing is left to
-// spill -- one workload's own inputs and output over L2 -- is refused by
-// irgen and split by gemini (more batch groups, row stripes or cores).
+// lives longest goes through DRAM (the first of them on a tie), then the
+// next, until the bytes live there fit, and the placement is tried again.
+// What still does not fit once nothing is left to spill -- one workload's
+// own inputs and output over L2 -- is refused by irgen and split by gemini
+// (more batch groups, row stripes or cores).
 #pragma once
 
 #include <cstdint>
