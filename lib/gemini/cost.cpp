@@ -971,6 +971,17 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
             continue;
           }
         }
+        if (!fits(r, t.first, t.last, t.tile_rows, wl0_cap)) {
+          // irgen refuses this: the tile slots of a streamed layer are held
+          // from its first use to its last (on one core, layers sharing it
+          // hold theirs through every batch group).
+          int64_t peak = 0;
+          for (int q = t.first; q <= t.last; ++q) peak = std::max(peak, r[size_t(q)]);
+          note((peak + t.tile_rows - wl0_cap) * a.core.wl0_row_bytes,
+               "one tile of the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " + std::to_string(c) +
+                   " does not fit the weight buffer twice",
+               wls[size_t(per_core[size_t(c)][size_t(t.first)])].seg);
+        }
         for (int q = t.first; q <= t.last; ++q) r[size_t(q)] += t.tile_rows;
         int lb = std::min(prev_ld, t.first);
         int j = t.built_issue >= 0 && !t.direct ? std::min(t.built_issue, t.first) : lb;

@@ -681,6 +681,8 @@ class Searcher {
           v = w;
         }
         relieve(shared);
+        fit(shared);
+        if (getenv("GEMINI_DEBUG_SHARED")) { PlanCost c; double v = plan_value(shared, &c); fprintf(stderr, "shared %g (%lld cycles, overflow %lld seg %d: %s) single %g segs %zu\n", v, (long long)c.cycles, (long long)c.overflow, c.overflow_segment, c.problem.c_str(), plan_value(res.plan), shared.segments.size()); }
         if (plan_value(shared) < plan_value(res.plan)) res.plan = std::move(shared);
       }
     } else {
@@ -807,7 +809,11 @@ class Searcher {
   bool split(Plan& plan, int segment) {
     if (segment < 0 || segment >= int(plan.segments.size())) return false;
     if (raise(plan.segments[size_t(segment)])) return true;
-    // No finer groups or stripes: cut the segment's layers in two halves.
+    return halve(plan, segment);  // no finer groups or stripes
+  }
+
+  // Cuts a segment of layers sharing cores into two: false for one layer.
+  static bool halve(Plan& plan, int segment) {
     SegmentPlan& head = plan.segments[size_t(segment)];
     if (head.layers.size() < 2) return false;
     SegmentPlan tail = head;
@@ -816,6 +822,32 @@ class Searcher {
     head.layers.erase(head.layers.begin() + mid, head.layers.end());
     plan.segments.insert(plan.segments.begin() + segment + 1, std::move(tail));
     return true;
+  }
+
+  // While the model finds a segment overflowing (what irgen would refuse:
+  // the sweeps may leave one when no single move pays), the better of its
+  // two splits, more batch groups or its layers in halves.
+  void fit(Plan& plan) {
+    PlanCost cost;
+    double v = plan_value(plan, &cost);
+    while (cost.overflow > 0 && cost.overflow_segment >= 0) {
+      const int s = cost.overflow_segment;
+      Plan best;
+      PlanCost best_cost;
+      double best_v = v;
+      Plan raised = plan;
+      if (raise(raised.segments[size_t(s)])) {
+        PlanCost c;
+        if (double w = plan_value(raised, &c); w < best_v) best = std::move(raised), best_cost = std::move(c), best_v = w;
+      }
+      Plan halved = plan;
+      if (halve(halved, s)) {
+        PlanCost c;
+        if (double w = plan_value(halved, &c); w < best_v) best = std::move(halved), best_cost = std::move(c), best_v = w;
+      }
+      if (best_v >= v) return;
+      plan = std::move(best), cost = std::move(best_cost), v = best_v;
+    }
   }
 
   mapping::Partition baseline_partition(int layer, int64_t n) { return best_partition(layer, n, 1); }

@@ -270,7 +270,9 @@ class Generator {
         if (layers_[size_t(w.layer)].move) tile_move(w);
         else if (!layers_[size_t(w.layer)].pe) tile_vp(w);
       if (plan_weights()) break;
-      if (attempt == 1) throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", assign_error_));
+      if (attempt == 1)
+        throw CapacityError(at_pointer(o_.mapping_file, "/segments/" + std::to_string(assign_segment_), assign_error_),
+                            assign_segment_);
     }
   }
 
@@ -346,6 +348,7 @@ class Generator {
   int assign(const std::vector<char>& direct, bool commit);
   int64_t estimate(const std::vector<char>& direct);
   std::string assign_error_;
+  int assign_segment_ = 0;  // the segment of the weights assign_error_ names
   int64_t estimated_cycles_ = 0;
   bool strict_lw_ = true;
   // ---- tiles and output
@@ -1138,7 +1141,7 @@ void Generator::connect() {
         if (shared || t.end != w.pos || t.box != w.out || t.size != o.size || t.bytes != o.bytes) continue;
         t.source.push_back(o.source[0]);
         t.transfers.push_back(w.out_transfer);
-        if (loaded) t.producer_wl = w.id;  // now the add's output (a spill candidate like any)
+        t.producer_wl = w.id;  // now the add's output: what later segments read, so what a spill sends through DRAM
         o.size = 0;  // merged
         w.out_buffer = b;
         break;
@@ -1329,6 +1332,14 @@ std::string Generator::refusal(int failed) const {
   const auto [at, need] = fullest(failed);
   const int wid = per_core_.at(f.core)[size_t(at)];
   const Wl& w = wls_[size_t(wid)];
+  if (getenv("IRGEN_DEBUG_LIVE"))
+    for (const auto& t : tensors_)
+      if (t.core == f.core && t.size > 0 && t.start <= at && at <= t.end) {
+        const int pw = t.producer_wl;
+        fprintf(stderr, "live %lld type=%d layer=%s start=%d end=%d cross=%d prod=%s st=%d el=%d\n", (long long)(t.footprint > t.size ? t.footprint : t.size), int(t.type),
+                t.layer_name ? t.layer_name->c_str() : "-", t.start, t.end, int(t.cross_segment),
+                pw >= 0 ? layers_[size_t(wls_[size_t(pw)].layer)].fir->name.c_str() : "-", int(t.store_tail), int(t.early_load));
+      }
   const std::string who = "workload " + std::to_string(wid) + " of \"" + layers_[size_t(w.layer)].fir->name +
                           "\" on core " + std::to_string(f.core) + " (its inputs, output and the tensors live with it)";
   if (need > a_.core.l2_bytes)
@@ -1513,6 +1524,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         for (; j <= wt.first; ++j)
           if (!many_tiles.count(j) && (addr = wl0.find(j, wt.last, wt.rows, 1)) >= 0) break;
         if (addr < 0) {
+          assign_segment_ = L.segment;
           assign_error_ = "no room in the weight buffer for the " + who;
           return -1;
         }
@@ -1526,6 +1538,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         const bool reserved = wt.l2_tensor >= 0;
         int64_t waddr = wl0.find(wt.first, wt.last, wt.wl0_rows, 1);
         if (waddr < 0) {
+          assign_segment_ = L.segment;
           assign_error_ = "one tile of the " + who + " does not fit the weight buffer twice";
           return -1;
         }
@@ -1537,6 +1550,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         for (; j <= wt.first && !reserved; ++j)
           if ((addr = l2.find(j, wt.last, wt.footprint, kL2AllocAlign)) >= 0) break;
         if (addr < 0) {
+          assign_segment_ = L.segment;
           assign_error_ = "the " + who + " (" + std::to_string(wt.bytes) +
                           " bytes) do not fit in L2 next to the activations live with them";
           return -1;
