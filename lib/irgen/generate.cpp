@@ -1261,7 +1261,7 @@ void Generator::remedy(const std::vector<int>& failed) {
     const size_t before = spilled.size();
     spill_for(f, q, need, spilled);
     if (spilled.size() > before) touched.push_back({t.core, t.start, t.end});
-    else if (touched.empty() && spilled.empty()) refuse(f);  // else perhaps resolved by this round's remedies
+    else if (spilled.empty()) refuse(f);  // else perhaps resolved by this round's spills
   }
 }
 
@@ -1275,8 +1275,8 @@ void Generator::refuse(int failed) const {
 // when `failed` finds no room (the rule gemini prices, spill.hpp): the one
 // live at `q`, the fullest position of its lifetime with `need` bytes, that
 // lives longest, then the next, until the bytes left there fit L2 (as
-// many rounds of one spill each would choose them); if they fit already
-// (L2 fragmented), one live at `q`, else one live with it anywhere. Their
+// many rounds of one spill each would choose them; at least one, as L2 may
+// be fragmented); if none is live at `q`, one live with it anywhere. Their
 // spans are added to `spilled`.
 void Generator::spill_for(int failed, int q, int64_t need, std::vector<Span>& spilled) {
   const L2Tensor& f = tensors_[size_t(failed)];
@@ -1294,15 +1294,12 @@ void Generator::spill_for(int failed, int q, int64_t need, std::vector<Span>& sp
     kept.erase(k);
   };
   const size_t before = spilled.size();
-  for (int v; need > a_.core.l2_bytes && (v = spill_choice(kept, q, q)) >= 0;) {
+  for (int v; (spilled.size() == before || need > a_.core.l2_bytes) && (v = spill_choice(kept, q, q)) >= 0;) {
     need -= bytes[v];
     spill(v);
   }
-  if (spilled.size() == before) {
-    int v = spill_choice(kept, q, q);
-    if (v < 0) v = spill_choice(kept, f.start, f.end);
-    if (v >= 0) spill(v);
-  }
+  if (spilled.size() == before)
+    if (const int v = spill_choice(kept, f.start, f.end); v >= 0) spill(v);
 }
 
 std::pair<int, int64_t> Generator::fullest(int failed) const {
@@ -1344,8 +1341,8 @@ std::string Generator::refusal(int failed) const {
                           "\" on core " + std::to_string(f.core) + " (its inputs, output and the tensors live with it)";
   if (need > a_.core.l2_bytes)
     return over_capacity(who, need, a_.core.l2_bytes, "L2", a_) +
-           "; no tensor kept for a later segment is left to spill there: split the layer or batch in the mapping "
-           "(more batch groups, row groups or cores)";
+           "; nothing kept for a later segment is left to spill: split the layer or batch in the mapping (more batch "
+           "groups, row groups or cores)";
   return place_error_ + " (" + std::to_string(need) + " bytes live there in all: L2 is too fragmented)";
 }
 
