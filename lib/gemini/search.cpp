@@ -682,7 +682,6 @@ class Searcher {
         }
         relieve(shared);
         fit(shared);
-        if (getenv("GEMINI_DEBUG_SHARED")) { PlanCost c; double v = plan_value(shared, &c); fprintf(stderr, "shared %g (%lld cycles, overflow %lld seg %d: %s) single %g segs %zu\n", v, (long long)c.cycles, (long long)c.overflow, c.overflow_segment, c.problem.c_str(), plan_value(res.plan), shared.segments.size()); }
         if (plan_value(shared) < plan_value(res.plan)) res.plan = std::move(shared);
       }
     } else {

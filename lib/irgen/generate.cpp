@@ -1261,7 +1261,7 @@ void Generator::remedy(const std::vector<int>& failed) {
     const size_t before = spilled.size();
     spill_for(f, q, need, spilled);
     if (spilled.size() > before) touched.push_back({t.core, t.start, t.end});
-    else if (spilled.empty()) refuse(f);  // else perhaps resolved by this round's spills
+    else if (touched.empty()) refuse(f);  // else perhaps resolved by this round's remedies (overlaps given up, spills)
   }
 }
 
@@ -1329,14 +1329,6 @@ std::string Generator::refusal(int failed) const {
   const auto [at, need] = fullest(failed);
   const int wid = per_core_.at(f.core)[size_t(at)];
   const Wl& w = wls_[size_t(wid)];
-  if (getenv("IRGEN_DEBUG_LIVE"))
-    for (const auto& t : tensors_)
-      if (t.core == f.core && t.size > 0 && t.start <= at && at <= t.end) {
-        const int pw = t.producer_wl;
-        fprintf(stderr, "live %lld type=%d layer=%s start=%d end=%d cross=%d prod=%s st=%d el=%d\n", (long long)(t.footprint > t.size ? t.footprint : t.size), int(t.type),
-                t.layer_name ? t.layer_name->c_str() : "-", t.start, t.end, int(t.cross_segment),
-                pw >= 0 ? layers_[size_t(wls_[size_t(pw)].layer)].fir->name.c_str() : "-", int(t.store_tail), int(t.early_load));
-      }
   const std::string who = "workload " + std::to_string(wid) + " of \"" + layers_[size_t(w.layer)].fir->name +
                           "\" on core " + std::to_string(f.core) + " (its inputs, output and the tensors live with it)";
   if (need > a_.core.l2_bytes)
