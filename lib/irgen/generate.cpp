@@ -160,13 +160,13 @@ struct L2Tensor {
   int producer_wl = -1;        // output buffers: the producing workload
   bool cross_segment = false;  // read by a workload of a later segment
   int reader = -1;             // early receive buffers: the position of the first reader
-  // Overlap: an output stored to DRAM stays live one workload longer (the
-  // store runs while the next workload computes); an activation loaded
-  // from DRAM (a network input, an earlier segment's store) is live from
-  // the workload before its reader (the load runs while that computes).
-  // Both cost L2; where they keep something else from fitting they go.
+  // Overlap: an output stored to DRAM stays live over the workloads that
+  // compute while the store runs (its tail); an activation loaded from DRAM
+  // (a network input, an earlier segment's store) is live from a workload
+  // before its reader, so the load runs while those compute (its head).
+  // Both cost L2; where they keep something else from fitting they shrink.
   bool store_tail = false, early_load = false;
-  int64_t overlap_owner = -1;  // what no_overlap_ names it by: the storing workload, or the load's transfer id
+  int64_t overlap_owner = -1;  // the storing workload (tail_limit_), or the load's transfer id (head_limit_)
 };
 
 struct WeightLoad {
@@ -258,7 +258,8 @@ class Generator {
     for (int attempt = 0;; ++attempt) {
       reserve_weights_ = attempt == 1;
       spill_.clear();
-      no_overlap_.clear();
+      tail_limit_.clear();
+      head_limit_.clear();
       for (;;) {
         reset_connections();
         connect();
@@ -328,19 +329,20 @@ class Generator {
   [[noreturn]] void refuse(int failed) const;
   void reset_connections();
   std::set<int> spill_;  // producer workloads whose outputs reach later segments through DRAM
-  // Overlaps given up for room: {0, storing workload}, {1, load transfer id}.
-  std::set<std::pair<int, int64_t>> no_overlap_;
-  // Gives up the overlaps live with `failed` on its core; false when none.
-  bool drop_overlaps(int failed) {
-    const L2Tensor& f = tensors_[size_t(failed)];
-    bool any = false;
-    for (const auto& t : tensors_) {
-      if (t.core != f.core || t.size == 0 || t.end < f.start || t.start > f.end) continue;
-      if (t.store_tail) any = no_overlap_.insert({0, t.overlap_owner}).second || any;
-      if (t.early_load) any = no_overlap_.insert({1, t.overlap_owner}).second || any;
-    }
-    return any;
-  }
+  // Overlaps shrunk for room: the last position a store's tail may reach
+  // (by storing workload), the first an early load's head may start at (by
+  // the load's transfer id).
+  std::map<int, int> tail_limit_;
+  std::map<int64_t, int> head_limit_;
+  bool drop_overlaps(int core, int q, int64_t need);
+  // Predicted compute cycles of a workload (PE workloads; 0 for the rest),
+  // what a store or load may overlap.
+  int64_t compute_cycles(int id);
+  std::vector<int64_t> compute_cycles_;
+  // The first position of an activation load's buffer for the reader at
+  // `pos` (>= `earliest`): early enough that the workloads before the reader
+  // cover the load's time, within head_limit_.
+  int load_head(int core, int pos, int earliest, int64_t bytes, int64_t transfer);
   std::string place_error_;
   bool plan_weights();  // false when some weights find no room (assign_error_)
   void size_weight(WeightLoad& wt);
@@ -717,8 +719,8 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     L2Tensor t;
     t.core = w.core;
     t.start = t.end = w.pos;
-    if (w.pos > 0 && o_.load_overlap && in.host_step < 0 && !no_overlap_.count({1, pc.transfer}))
-      t.start = w.pos - 1, t.reader = w.pos, t.early_load = true, t.overlap_owner = pc.transfer;
+    if (o_.load_overlap && in.host_step < 0) t.start = load_head(w.core, w.pos, 0, pc.bytes, pc.transfer);
+    if (t.start < w.pos) t.reader = w.pos, t.early_load = true, t.overlap_owner = pc.transfer;
     t.bytes = in.bytes;
     t.box = u.region;
     t.size = pc.bytes;
@@ -895,14 +897,22 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     tensors_[size_t(buffer)].reader = w.pos;
   }
   // Pieces reloaded from DRAM that an earlier segment stored (its stores all
-  // issued before this segment's first workload) load during the workload
-  // before the reader, as weights are prefetched.
+  // issued before this segment's first workload) load during the workloads
+  // of this segment before the reader, as weights are prefetched.
   bool reload = w.pos > 0 && o_.load_overlap && !u.pieces.empty();
-  for (const auto& pc : u.pieces)
+  int64_t bytes = 0;
+  for (const auto& pc : u.pieces) {
     reload = reload && pc.kind == Piece::Dram && wls_[size_t(pc.producer_wl)].segment < w.segment;
-  if (reload && !no_overlap_.count({1, u.pieces.front().transfer})) {
+    bytes += pc.bytes;
+  }
+  if (reload) {
+    const auto& order = per_core_.at(w.core);
+    int first = w.pos;  // of this segment on the core
+    while (first > 0 && wls_[size_t(order[size_t(first - 1)])].segment == w.segment) --first;
     L2Tensor& t = tensors_[size_t(buffer)];
-    t.start = w.pos - 1, t.reader = w.pos, t.early_load = true, t.overlap_owner = u.pieces.front().transfer;
+    const int64_t transfer = u.pieces.front().transfer;
+    t.start = load_head(w.core, w.pos, first, bytes, transfer);
+    if (t.start < w.pos) t.reader = w.pos, t.early_load = true, t.overlap_owner = transfer;
   }
   assembled.emplace(key, std::make_pair(buffer, u.pieces));
 }
@@ -1183,17 +1193,26 @@ void Generator::connect() {
     st.workload_id = w.id;
     dram_in_.push_back(st);
   }
-  // A stored output keeps its bytes through the next workload on its core:
-  // the store runs while that workload computes, which would otherwise
-  // write over them and so wait for the store (gemini's model overlaps the
-  // two). Where L2 has no room for that, the bytes are freed at once.
-  if (o_.store_overlap)
+  // A stored output keeps its bytes through the workloads on its core that
+  // compute while the store runs (predicted: its bytes at the DRAM rate),
+  // which would otherwise write over them and so wait for the store
+  // (gemini's model overlaps the two). Where L2 has no room for all of
+  // that, the tail is cut short (drop_overlaps).
+  if (o_.store_overlap) {
+    const double bw = timing::dram_channel_bytes_per_cycle(a_);
     for (const auto& w : wls_) {
       if (!w.to_dram || w.out_buffer < 0) continue;
       L2Tensor& t = tensors_[size_t(w.out_buffer)];
-      if (t.size > 0 && t.end == w.pos && w.pos + 1 < int(per_core_.at(w.core).size()) && !no_overlap_.count({0, w.id}))
-        t.end = w.pos + 1, t.store_tail = true, t.overlap_owner = w.id;
+      const auto& order = per_core_.at(w.core);
+      if (t.size == 0 || t.end != w.pos) continue;
+      const auto limit = tail_limit_.find(w.id);
+      const int last = limit != tail_limit_.end() ? limit->second : int(order.size()) - 1;
+      double left = double(t.size) / bw;
+      int end = w.pos;
+      while (left > 0 && end < last) left -= double(compute_cycles(order[size_t(++end)]));
+      if (end > w.pos) t.end = end, t.store_tail = true, t.overlap_owner = w.id;
     }
+  }
 }
 
 // ------------------------------------------------------------------ memory
@@ -1250,19 +1269,70 @@ void Generator::remedy(const std::vector<int>& failed) {
   for (int f : failed) {
     const L2Tensor& t = tensors_[size_t(f)];
     if (live_at(touched, t.core, t.start, t.end)) continue;
-    if (drop_overlaps(f)) {
+    const auto [q, need] = fullest(f);
+    if (drop_overlaps(t.core, q, need)) {
       touched.push_back({t.core, t.start, t.end});
       continue;
     }
     // A tensor spilled this round and live where this one is fullest may
     // have made its room.
-    const auto [q, need] = fullest(f);
     if (live_at(spilled, t.core, q, q)) continue;
     const size_t before = spilled.size();
     spill_for(f, q, need, spilled);
     if (spilled.size() > before) touched.push_back({t.core, t.start, t.end});
     else if (touched.empty()) refuse(f);  // else perhaps resolved by this round's remedies (overlaps given up, spills)
   }
+}
+
+// Shrinks the overlaps live at position q of `core` (store tails ending
+// before q, early loads starting after it), the largest first, until the
+// bytes live there fit L2 (at least one: L2 may be fragmented). False when
+// none is live there.
+bool Generator::drop_overlaps(int core, int q, int64_t need) {
+  std::vector<std::pair<int64_t, size_t>> live;  // (bytes, tensor)
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const L2Tensor& t = tensors_[i];
+    if (t.core != core || t.size == 0 || t.start > q || t.end < q) continue;
+    const bool in_tail = t.store_tail && wls_[size_t(t.overlap_owner)].pos < q;
+    const bool in_head = t.early_load && q < t.reader;
+    if (in_tail || in_head) live.push_back({std::max(t.size, t.footprint), i});
+  }
+  std::stable_sort(live.begin(), live.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  bool any = false;
+  for (const auto& [bytes, i] : live) {
+    if (any && need <= a_.core.l2_bytes) break;
+    const L2Tensor& t = tensors_[i];
+    if (t.early_load && q < t.reader) {
+      int& first = head_limit_.try_emplace(t.overlap_owner, q + 1).first->second;
+      first = std::max(first, q + 1);
+    } else {
+      int& last = tail_limit_.try_emplace(int(t.overlap_owner), q - 1).first->second;
+      last = std::min(last, q - 1);
+    }
+    need -= bytes;
+    any = true;
+  }
+  return any;
+}
+
+int64_t Generator::compute_cycles(int id) {
+  if (compute_cycles_.empty()) compute_cycles_.assign(wls_.size(), -1);
+  int64_t& c = compute_cycles_[size_t(id)];
+  if (c < 0) {
+    const Wl& w = wls_[size_t(id)];
+    c = layers_[size_t(w.layer)].pe ? tiler_.plan(conv_shape(w, false), 0).cycles : 0;
+  }
+  return c;
+}
+
+int Generator::load_head(int core, int pos, int earliest, int64_t bytes, int64_t transfer) {
+  const auto limit = head_limit_.find(transfer);
+  if (limit != head_limit_.end()) earliest = std::max(earliest, limit->second);
+  const auto& order = per_core_.at(core);
+  double left = double(bytes) / timing::dram_channel_bytes_per_cycle(a_);
+  int start = pos;
+  while (left > 0 && start > earliest) left -= double(compute_cycles(order[size_t(--start)]));
+  return start;
 }
 
 void Generator::refuse(int failed) const {
