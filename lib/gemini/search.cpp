@@ -656,6 +656,19 @@ class Searcher {
     return value;
   }
 
+  // Sweeps until one gains nothing or the budget is spent; `v` is the
+  // plan's value, the result its value after.
+  double sweep(Plan& plan, double v) {
+    sweep_budget_ = int64_t(double(opt_.effort) * double(kSweepWork));
+    sweep_w0_ = model_.work();
+    while (model_.work() - sweep_w0_ < sweep_budget_ && !out_of_time()) {
+      double w = sweep_segments(plan, v, sweep_budget_ - (model_.work() - sweep_w0_));
+      if (w >= v) break;
+      v = w;
+    }
+    return v;
+  }
+
   SearchResult run() {
     t0_ = Clock::now();
     SearchResult res;
@@ -672,14 +685,7 @@ class Searcher {
         shared.segments = segment_dp();
         // The segmentation prices each segment after its predecessor only:
         // the sweeps (merges, splits, group counts) judge whole plans.
-        double v = plan_value(shared);
-        sweep_budget_ = int64_t(double(opt_.effort) * double(kSweepWork));
-        sweep_w0_ = model_.work();
-        while (model_.work() - sweep_w0_ < sweep_budget_ && !out_of_time()) {
-          double w = sweep_segments(shared, v, sweep_budget_ - (model_.work() - sweep_w0_));
-          if (w >= v) break;
-          v = w;
-        }
+        sweep(shared, plan_value(shared));
         relieve(shared);
         fit(shared);
         if (plan_value(shared) < plan_value(res.plan)) res.plan = std::move(shared);
@@ -730,14 +736,7 @@ class Searcher {
         double v = plan_value(other);
         if (v < best_v) best_v = v, res.plan = other;
       }
-      // Sweeps until one gains nothing or the budget is spent.
-      sweep_budget_ = int64_t(double(opt_.effort) * double(kSweepWork));
-      sweep_w0_ = model_.work();
-      while (model_.work() - sweep_w0_ < sweep_budget_ && !out_of_time()) {
-        double v = sweep_segments(res.plan, best_v, sweep_budget_ - (model_.work() - sweep_w0_));
-        if (v >= best_v) break;
-        best_v = v;
-      }
+      sweep(res.plan, best_v);
       relieve(res.plan);
     }
     res.cost = model_.evaluate(res.plan, true);
