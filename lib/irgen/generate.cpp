@@ -165,8 +165,11 @@ struct L2Tensor {
   // (a network input, an earlier segment's store) is live from a workload
   // before its reader, so the load runs while those compute (its head).
   // Both cost L2; where they keep something else from fitting they shrink.
+  // (A buffer loaded early that an element-wise add writes over may also be
+  // stored with a tail.)
   bool store_tail = false, early_load = false;
-  int64_t overlap_owner = -1;  // the storing workload (tail_limit_), or the load's transfer id (head_limit_)
+  int storing_wl = -1;        // the tail's workload (tail_limit_)
+  int64_t load_transfer = -1;  // the head's load (head_limit_)
 };
 
 struct WeightLoad {
@@ -720,7 +723,7 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     t.core = w.core;
     t.start = t.end = w.pos;
     if (o_.load_overlap && in.host_step < 0) t.start = load_head(w.core, w.pos, 0, pc.bytes, pc.transfer);
-    if (t.start < w.pos) t.reader = w.pos, t.early_load = true, t.overlap_owner = pc.transfer;
+    if (t.start < w.pos) t.reader = w.pos, t.early_load = true, t.load_transfer = pc.transfer;
     t.bytes = in.bytes;
     t.box = u.region;
     t.size = pc.bytes;
@@ -912,7 +915,7 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     L2Tensor& t = tensors_[size_t(buffer)];
     const int64_t transfer = u.pieces.front().transfer;
     t.start = load_head(w.core, w.pos, first, bytes, transfer);
-    if (t.start < w.pos) t.reader = w.pos, t.early_load = true, t.overlap_owner = transfer;
+    if (t.start < w.pos) t.reader = w.pos, t.early_load = true, t.load_transfer = transfer;
   }
   assembled.emplace(key, std::make_pair(buffer, u.pieces));
 }
@@ -1210,7 +1213,7 @@ void Generator::connect() {
       double left = double(t.size) / bw;
       int end = w.pos;
       while (left > 0 && end < last) left -= double(compute_cycles(order[size_t(++end)]));
-      if (end > w.pos) t.end = end, t.store_tail = true, t.overlap_owner = w.id;
+      if (end > w.pos) t.end = end, t.store_tail = true, t.storing_wl = w.id;
     }
   }
 }
@@ -1292,7 +1295,7 @@ bool Generator::drop_overlaps(int core, int q, int64_t need) {
   for (size_t i = 0; i < tensors_.size(); ++i) {
     const L2Tensor& t = tensors_[i];
     if (t.core != core || t.size == 0 || t.start > q || t.end < q) continue;
-    const bool in_tail = t.store_tail && wls_[size_t(t.overlap_owner)].pos < q;
+    const bool in_tail = t.store_tail && wls_[size_t(t.storing_wl)].pos < q;
     const bool in_head = t.early_load && q < t.reader;
     if (in_tail || in_head) live.push_back({std::max(t.size, t.footprint), i});
   }
@@ -1302,10 +1305,10 @@ bool Generator::drop_overlaps(int core, int q, int64_t need) {
     if (any && need <= a_.core.l2_bytes) break;
     const L2Tensor& t = tensors_[i];
     if (t.early_load && q < t.reader) {
-      int& first = head_limit_.try_emplace(t.overlap_owner, q + 1).first->second;
+      int& first = head_limit_.try_emplace(t.load_transfer, q + 1).first->second;
       first = std::max(first, q + 1);
     } else {
-      int& last = tail_limit_.try_emplace(int(t.overlap_owner), q - 1).first->second;
+      int& last = tail_limit_.try_emplace(t.storing_wl, q - 1).first->second;
       last = std::min(last, q - 1);
     }
     need -= bytes;
