@@ -830,23 +830,18 @@ class Searcher {
     double v = plan_value(plan, &cost);
     while (cost.overflow > 0 && cost.overflow_segment >= 0) {
       const int s = cost.overflow_segment;
-      Plan best;
-      PlanCost best_cost;
-      double best_v = v;
-      Plan raised = plan;
-      if (raise(raised.segments[size_t(s)])) {
+      std::vector<Plan> splits;
+      if (Plan p = plan; raise(p.segments[size_t(s)])) splits.push_back(std::move(p));
+      if (Plan p = plan; halve(p, s)) splits.push_back(std::move(p));
+      bool better = false;
+      for (Plan& p : splits) {
         PlanCost c;
-        if (double w = plan_value(raised, &c); w < best_v) best = std::move(raised), best_cost = std::move(c), best_v = w;
+        if (double w = plan_value(p, &c); w < v) plan = std::move(p), cost = std::move(c), v = w, better = true;
       }
-      Plan halved = plan;
-      if (halve(halved, s)) {
-        PlanCost c;
-        if (double w = plan_value(halved, &c); w < best_v) best = std::move(halved), best_cost = std::move(c), best_v = w;
-      }
-      if (best_v >= v) return;
-      plan = std::move(best), cost = std::move(best_cost), v = best_v;
+      if (!better) return;
     }
   }
+
 
   mapping::Partition baseline_partition(int layer, int64_t n) { return best_partition(layer, n, 1); }
   const std::vector<int>& snake() const { return order_; }
