@@ -104,6 +104,7 @@ struct Wl {
   bool kept = false;          // held there for a reader in a later segment (a candidate to spill)
   bool overwrite = false;     // an element-wise add written over an input of its box that dies with it
   int64_t foot = 0;           // L2 bytes of its inputs and output
+  int copies = 0;             // pieces irgen copies (dt_cal) into an assembled input buffer
   int64_t own = 0;            // foot plus the tensors of its core it reads (kept there by their producers)
   int64_t end = 0;            // compute end
   int64_t arrival = 0;        // latest arrival of its received inputs
@@ -627,6 +628,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
     w.dram_pieces = 0;
     w.stored = false;
     w.overwrite = false;
+    w.copies = 0;
   }
   for (size_t id = 0; id < wls.size(); ++id) {
     Wl& w = wls[id];
@@ -667,6 +669,12 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
         continue;
       }
       const Layer& P = net.layers[size_t(li.producer)];
+      // irgen reads an input in place only when all of it is in one tensor
+      // on this core (one producer part, or its runs); otherwise it gives the
+      // region a buffer of its own and copies the local pieces into it.
+      int local_leader = -1, local_pieces = 0;
+      bool several = false;
+      int64_t other_bytes = 0;  // counted in foot already: loaded and received pieces
       for (int pid : layer_wls[size_t(li.producer)]) {
         Wl& pw = wls[size_t(pid)];
         mapping::Box x;
@@ -678,12 +686,15 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
           if (sibling) continue;
           int64_t b = act_bytes(x, P.out_bytes);
           w.dram_bytes += b, ++w.dram_pieces, foot += direct ? 0 : b;
+          other_bytes += direct ? 0 : b;
           if (pw.core != w.core) syncs.push_back(pid);
           // irgen writes an element-wise add over the buffer an input is loaded into, too.
           loaded_over = loaded_over || (L.fir->op == fir::Op::ElementWiseAdd && x == w.box && reg == w.box);
         } else if (pw.core == w.core) {
           // Stays in this core's L2 until here.
           own_reads.push_back(pid);
+          if (local_leader >= 0 && pw.leader != local_leader) several = true;
+          local_leader = pw.leader, ++local_pieces;
           pw.keep_until = std::max(pw.keep_until, w.q);
           pw.kept = pw.kept || pw.seg != w.seg;
         } else if (!sibling) {
@@ -695,6 +706,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
             int64_t b = act_bytes(x, P.out_bytes);
             needs.push_back({pid, b, direct});
             foot += direct ? 0 : b;
+            other_bytes += direct ? 0 : b;
           }
           // For a later segment the sender keeps it until the reader comes
           // (irgen: live through its core's workloads before the reader).
@@ -705,6 +717,10 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
             pw.kept = true;
           }
         }
+      }
+      if (!mi && !sibling && local_pieces > 0 && (several || other_bytes > 0)) {
+        foot += act_bytes(reg, P.out_bytes) - other_bytes;  // the assembled buffer (its other pieces counted above)
+        w.copies += local_pieces;
       }
     }
     w.need_end = int(needs.size());
@@ -955,6 +971,17 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
             continue;
           }
         }
+        if (!fits(r, t.first, t.last, t.tile_rows, wl0_cap)) {
+          // irgen refuses this: the tile slots of a streamed layer are held
+          // from its first use to its last (on one core, layers sharing it
+          // hold theirs through every batch group).
+          int64_t peak = 0;
+          for (int q = t.first; q <= t.last; ++q) peak = std::max(peak, r[size_t(q)]);
+          note((peak + t.tile_rows - wl0_cap) * a.core.wl0_row_bytes,
+               "one tile of the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " + std::to_string(c) +
+                   " does not fit the weight buffer twice",
+               wls[size_t(per_core[size_t(c)][size_t(t.first)])].seg);
+        }
         for (int q = t.first; q <= t.last; ++q) r[size_t(q)] += t.tile_rows;
         int lb = std::min(prev_ld, t.first);
         int j = t.built_issue >= 0 && !t.direct ? std::min(t.built_issue, t.first) : lb;
@@ -985,6 +1012,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
     w.cycles = sp.row_groups > 1 || w.run || net.layers[size_t(w.layer)].move
                    ? box_cycles(w.layer, w.box, direct)
                                           : part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
+    w.cycles += int64_t(w.copies) * std::llround(a.timing.dt_fixed_cycles);
   }
   for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
   simulate(plan, per_core, pc, lcost_scratch, detail, program_frame);

@@ -92,18 +92,7 @@ Plan from_mapping(const mapping::Mapping& m, const Network& net) {
   std::map<std::string, int, std::less<>> index;
   for (size_t i = 0; i < net.layers.size(); ++i) index.emplace(net.layers[i].name, int(i));
   Plan plan;
-  for (size_t s = 0; s < m.segments.size(); ++s) {
-    const auto& seg = m.segments[s];
-    // The cost model runs each core of a segment one layer (a pipeline
-    // stage): layers sharing a core, which irgen builds, it would misprice.
-    std::map<int64_t, const std::string*> runs;
-    for (const auto& lm : seg.layers)
-      for (int64_t c : lm.cores)
-        if (auto [it, fresh] = runs.emplace(c, &lm.layer); !fresh && *it->second != lm.layer)
-          throw_input_error("mapping: /segments/" + std::to_string(s) + ": layers \"" + *it->second + "\" and \"" + lm.layer +
-                            "\" share core " + std::to_string(c) +
-                            "; gemini's cost model prices one layer per core and segment, so it cannot predict this "
-                            "mapping (irgen, asm and zebusim build and run it)");
+  for (const auto& seg : m.segments) {
     SegmentPlan sp;
     sp.batch_groups = seg.batch_groups;
     sp.row_groups = seg.row_groups;

@@ -39,6 +39,9 @@ using Clock = std::chrono::steady_clock;
 
 // Segments before the one being annealed that its objective includes.
 constexpr size_t kWindow = 1;
+// On one core: the most layers a segment sharing it holds (the segmentation's
+// candidates grow with it; ResNet-34 b16 gains nothing beyond 8).
+constexpr int kSharedLayers = 12;
 // Workload evaluations the per-segment annealing may spend (effort 1).
 constexpr int64_t kAnnealBudget = 1000000;
 // Cost-model work (CostModel::work, flow updates) the per-segment annealing
@@ -156,6 +159,10 @@ class Searcher {
     lp.dram.ofmap = (lp.layer + 2) % nch_;
   }
 
+  // The most layers one segment holds: one per core, or on one core up to
+  // kSharedLayers sharing it.
+  int segment_layers() const { return C_ == 1 ? kSharedLayers : C_; }
+
   // Cores in proportion to each layer's work, then laid out along the snake.
   // Whether layers [first, last] hold both an input of a host step and a
   // reader of its result. Such a segment cannot be built: the step runs once
@@ -199,7 +206,8 @@ class Searcher {
       LayerPlan lp;
       lp.layer = first + i;
       lp.part = best_partition(lp.layer, cnt[size_t(i)], G);
-      for (int k = 0; k < cnt[size_t(i)]; ++k) lp.cores.push_back(order_[at++]);
+      // More layers than cores (one core): they share it, in turn per group.
+      for (int k = 0; k < cnt[size_t(i)]; ++k) lp.cores.push_back(order_[at++ % size_t(C_)]);
       default_channels(lp);
       sp.layers.push_back(std::move(lp));
     }
@@ -266,8 +274,10 @@ class Searcher {
     // Segment lengths tried: every length up to 16 layers, then steps of
     // about an eighth (long segments only exist on chips with many cores,
     // where each costs more to price).
+    // On one core, segments of up to kSharedLayers layers sharing it.
     std::vector<int> lengths;
-    for (int len = 1; len <= std::min(C_, n); len += len < 16 ? 1 : std::max(1, len / 8)) lengths.push_back(len);
+    const int longest = std::min(segment_layers(), n);
+    for (int len = 1; len <= longest; len += len < 16 ? 1 : std::max(1, len / 8)) lengths.push_back(len);
     int64_t total_pairs = 0;
     for (int j = 0; j < n; ++j)
       for (int len : lengths) total_pairs += len <= j + 1;
@@ -609,7 +619,7 @@ class Searcher {
       }
       // Merged with the next segment; split in two.
       base = -1;
-      if (s + 1 < n && int(original.layers.size() + plan.segments[s + 1].layers.size()) <= C_ &&
+      if (s + 1 < n && int(original.layers.size() + plan.segments[s + 1].layers.size()) <= segment_layers() &&
           !spans_host(original.first(), plan.segments[s + 1].last()))
         for (int64_t G : groups_)
           if (!spent()) consider(2, {initial_segment(original.first(), plan.segments[s + 1].last(), G)});
@@ -646,14 +656,40 @@ class Searcher {
     return value;
   }
 
+  // Sweeps until one gains nothing or the budget is spent; `v` is the
+  // plan's value, the result its value after.
+  double sweep(Plan& plan, double v) {
+    sweep_budget_ = int64_t(double(opt_.effort) * double(kSweepWork));
+    sweep_w0_ = model_.work();
+    while (model_.work() - sweep_w0_ < sweep_budget_ && !out_of_time()) {
+      double w = sweep_segments(plan, v, sweep_budget_ - (model_.work() - sweep_w0_));
+      if (w >= v) break;
+      v = w;
+    }
+    return v;
+  }
+
   SearchResult run() {
     t0_ = Clock::now();
     SearchResult res;
     if (C_ == 1) {
       // One layer per segment, split where one workload's own data does
-      // not fit L2 (relieve()).
+      // not fit L2 (relieve()). With a batch to cut into groups, also the
+      // segmentation with layers sharing the core (a few samples at a time
+      // through several layers in L2, formats/Mapping_Format.md), when the
+      // model prices it faster.
       res.plan = single_core_plan(net_);
       relieve(res.plan);
+      if (groups_.size() > 1) {
+        Plan shared;
+        shared.segments = segment_dp();
+        // The segmentation prices each segment after its predecessor only:
+        // the sweeps (merges, splits, group counts) judge whole plans.
+        sweep(shared, plan_value(shared));
+        relieve(shared);
+        fit(shared);
+        if (plan_value(shared) < plan_value(res.plan)) res.plan = std::move(shared);
+      }
     } else {
       res.plan.segments = segment_dp();
       const Plan segmented = res.plan;
@@ -700,14 +736,7 @@ class Searcher {
         double v = plan_value(other);
         if (v < best_v) best_v = v, res.plan = other;
       }
-      // Sweeps until one gains nothing or the budget is spent.
-      sweep_budget_ = int64_t(double(opt_.effort) * double(kSweepWork));
-      sweep_w0_ = model_.work();
-      while (model_.work() - sweep_w0_ < sweep_budget_ && !out_of_time()) {
-        double v = sweep_segments(res.plan, best_v, sweep_budget_ - (model_.work() - sweep_w0_));
-        if (v >= best_v) break;
-        best_v = v;
-      }
+      sweep(res.plan, best_v);
       relieve(res.plan);
     }
     res.cost = model_.evaluate(res.plan, true);
@@ -777,8 +806,42 @@ class Searcher {
   // Splits one segment further (irgen refused it): false when it cannot be.
   bool split(Plan& plan, int segment) {
     if (segment < 0 || segment >= int(plan.segments.size())) return false;
-    return raise(plan.segments[size_t(segment)]);
+    if (raise(plan.segments[size_t(segment)])) return true;
+    return halve(plan, segment);  // no finer groups or stripes
   }
+
+  // Cuts a segment of layers sharing cores into two: false for one layer.
+  static bool halve(Plan& plan, int segment) {
+    SegmentPlan& head = plan.segments[size_t(segment)];
+    if (head.layers.size() < 2) return false;
+    SegmentPlan tail = head;
+    const auto mid = std::ptrdiff_t(head.layers.size() / 2);
+    tail.layers.erase(tail.layers.begin(), tail.layers.begin() + mid);
+    head.layers.erase(head.layers.begin() + mid, head.layers.end());
+    plan.segments.insert(plan.segments.begin() + segment + 1, std::move(tail));
+    return true;
+  }
+
+  // While the model finds a segment overflowing (what irgen would refuse:
+  // the sweeps may leave one when no single move pays), the better of its
+  // two splits, more batch groups or its layers in halves.
+  void fit(Plan& plan) {
+    PlanCost cost;
+    double v = plan_value(plan, &cost);
+    while (cost.overflow > 0 && cost.overflow_segment >= 0) {
+      const int s = cost.overflow_segment;
+      std::vector<Plan> splits;
+      if (Plan p = plan; raise(p.segments[size_t(s)])) splits.push_back(std::move(p));
+      if (Plan p = plan; halve(p, s)) splits.push_back(std::move(p));
+      bool better = false;
+      for (Plan& p : splits) {
+        PlanCost c;
+        if (double w = plan_value(p, &c); w < v) plan = std::move(p), cost = std::move(c), v = w, better = true;
+      }
+      if (!better) return;
+    }
+  }
+
 
   mapping::Partition baseline_partition(int layer, int64_t n) { return best_partition(layer, n, 1); }
   const std::vector<int>& snake() const { return order_; }

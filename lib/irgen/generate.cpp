@@ -160,6 +160,16 @@ struct L2Tensor {
   int producer_wl = -1;        // output buffers: the producing workload
   bool cross_segment = false;  // read by a workload of a later segment
   int reader = -1;             // early receive buffers: the position of the first reader
+  // Overlap: an output stored to DRAM stays live over the workloads that
+  // compute while the store runs (its tail); an activation loaded from DRAM
+  // (a network input, an earlier segment's store) is live from a workload
+  // before its reader, so the load runs while those compute (its head).
+  // Both cost L2; where they keep something else from fitting they shrink.
+  // (A buffer loaded early that an element-wise add writes over may also be
+  // stored with a tail.)
+  bool store_tail = false, early_load = false;
+  int storing_wl = -1;        // the tail's workload (tail_limit_)
+  int64_t load_transfer = -1;  // the head's load (head_limit_)
 };
 
 struct WeightLoad {
@@ -251,6 +261,8 @@ class Generator {
     for (int attempt = 0;; ++attempt) {
       reserve_weights_ = attempt == 1;
       spill_.clear();
+      tail_limit_.clear();
+      head_limit_.clear();
       for (;;) {
         reset_connections();
         connect();
@@ -262,7 +274,9 @@ class Generator {
         if (layers_[size_t(w.layer)].move) tile_move(w);
         else if (!layers_[size_t(w.layer)].pe) tile_vp(w);
       if (plan_weights()) break;
-      if (attempt == 1) throw Error(kExitInvalidInput, at_pointer(o_.mapping_file, "/segments", assign_error_));
+      if (attempt == 1)
+        throw CapacityError(at_pointer(o_.mapping_file, "/segments/" + std::to_string(assign_segment_), assign_error_),
+                            assign_segment_);
     }
   }
 
@@ -318,6 +332,20 @@ class Generator {
   [[noreturn]] void refuse(int failed) const;
   void reset_connections();
   std::set<int> spill_;  // producer workloads whose outputs reach later segments through DRAM
+  // Overlaps shrunk for room: the last position a store's tail may reach
+  // (by storing workload), the first an early load's head may start at (by
+  // the load's transfer id).
+  std::map<int, int> tail_limit_;
+  std::map<int64_t, int> head_limit_;
+  bool drop_overlaps(int core, int q, int64_t need);
+  // Predicted compute cycles of a workload (PE workloads; 0 for the rest),
+  // what a store or load may overlap.
+  int64_t compute_cycles(int id);
+  std::vector<int64_t> compute_cycles_;
+  // The first position of an activation load's buffer for the reader at
+  // `pos` (>= `earliest`): early enough that the workloads before the reader
+  // cover the load's time, within head_limit_.
+  int load_head(int core, int pos, int earliest, int64_t bytes, int64_t transfer);
   std::string place_error_;
   bool plan_weights();  // false when some weights find no room (assign_error_)
   void size_weight(WeightLoad& wt);
@@ -325,6 +353,7 @@ class Generator {
   int assign(const std::vector<char>& direct, bool commit);
   int64_t estimate(const std::vector<char>& direct);
   std::string assign_error_;
+  int assign_segment_ = 0;  // the segment of the weights assign_error_ names
   int64_t estimated_cycles_ = 0;
   bool strict_lw_ = true;
   // ---- tiles and output
@@ -693,6 +722,8 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
     L2Tensor t;
     t.core = w.core;
     t.start = t.end = w.pos;
+    if (o_.load_overlap && in.host_step < 0) t.start = load_head(w.core, w.pos, 0, pc.bytes, pc.transfer);
+    if (t.start < w.pos) t.reader = w.pos, t.early_load = true, t.load_transfer = pc.transfer;
     t.bytes = in.bytes;
     t.box = u.region;
     t.size = pc.bytes;
@@ -867,6 +898,24 @@ void Generator::connect_input(Wl& w, size_t i, Assembled& assembled) {
   if (early && remote) {
     tensors_[size_t(buffer)].start = w.pos - 1;
     tensors_[size_t(buffer)].reader = w.pos;
+  }
+  // Pieces reloaded from DRAM that an earlier segment stored (its stores all
+  // issued before this segment's first workload) load during the workloads
+  // of this segment before the reader, as weights are prefetched.
+  bool reload = w.pos > 0 && o_.load_overlap && !u.pieces.empty();
+  int64_t bytes = 0;
+  for (const auto& pc : u.pieces) {
+    reload = reload && pc.kind == Piece::Dram && wls_[size_t(pc.producer_wl)].segment < w.segment;
+    bytes += pc.bytes;
+  }
+  if (reload) {
+    const auto& order = per_core_.at(w.core);
+    int first = w.pos;  // of this segment on the core
+    while (first > 0 && wls_[size_t(order[size_t(first - 1)])].segment == w.segment) --first;
+    L2Tensor& t = tensors_[size_t(buffer)];
+    const int64_t transfer = u.pieces.front().transfer;
+    t.start = load_head(w.core, w.pos, first, bytes, transfer);
+    if (t.start < w.pos) t.reader = w.pos, t.early_load = true, t.load_transfer = transfer;
   }
   assembled.emplace(key, std::make_pair(buffer, u.pieces));
 }
@@ -1105,7 +1154,7 @@ void Generator::connect() {
         if (shared || t.end != w.pos || t.box != w.out || t.size != o.size || t.bytes != o.bytes) continue;
         t.source.push_back(o.source[0]);
         t.transfers.push_back(w.out_transfer);
-        if (loaded) t.producer_wl = w.id;  // now the add's output (a spill candidate like any)
+        t.producer_wl = w.id;  // now the add's output: what later segments read, so what a spill sends through DRAM
         o.size = 0;  // merged
         w.out_buffer = b;
         break;
@@ -1146,6 +1195,26 @@ void Generator::connect() {
     st.transfer_id = w.out_transfer;
     st.workload_id = w.id;
     dram_in_.push_back(st);
+  }
+  // A stored output keeps its bytes through the workloads on its core that
+  // compute while the store runs (predicted: its bytes at the DRAM rate),
+  // which would otherwise write over them and so wait for the store
+  // (gemini's model overlaps the two). Where L2 has no room for all of
+  // that, the tail is cut short (drop_overlaps).
+  if (o_.store_overlap) {
+    const double bw = timing::dram_channel_bytes_per_cycle(a_);
+    for (const auto& w : wls_) {
+      if (!w.to_dram || w.out_buffer < 0) continue;
+      L2Tensor& t = tensors_[size_t(w.out_buffer)];
+      const auto& order = per_core_.at(w.core);
+      if (t.size == 0 || t.end != w.pos) continue;
+      const auto limit = tail_limit_.find(w.id);
+      const int last = limit != tail_limit_.end() ? limit->second : int(order.size()) - 1;
+      double left = double(t.size) / bw;
+      int end = w.pos;
+      while (left > 0 && end < last) left -= double(compute_cycles(order[size_t(++end)]));
+      if (end > w.pos) t.end = end, t.store_tail = true, t.storing_wl = w.id;
+    }
   }
 }
 
@@ -1189,7 +1258,11 @@ std::vector<int> Generator::place_activations(bool largest_first) {
 }
 
 // What makes room for the tensors that found none, before connecting again:
-// kept tensors through DRAM (spill_for). Remedies for the first failure,
+// kept tensors through DRAM (spill_for), else, when none is left to spill
+// there, the overlaps with DRAM cut short (drop_overlaps): a spill's store
+// and reload overlap compute in their turn, a lost overlap waits for its
+// transfer (measured: ResNet-50 b16 on zebu-1core 21.46M cycles the other
+// way round, 20.79M this way). Remedies for the first failure,
 // then for each later one whose lifetime no remedy of this round touched
 // (a round per failure would reconnect the whole program each time:
 // thousands of rounds at batch 16). Nothing to remedy for the first: the
@@ -1208,9 +1281,60 @@ void Generator::remedy(const std::vector<int>& failed) {
     if (live_at(spilled, t.core, q, q)) continue;
     const size_t before = spilled.size();
     spill_for(f, q, need, spilled);
-    if (spilled.size() > before) touched.push_back({t.core, t.start, t.end});
-    else if (spilled.empty()) refuse(f);  // else perhaps resolved by this round's spills
+    if (spilled.size() > before || drop_overlaps(t.core, q, need)) touched.push_back({t.core, t.start, t.end});
+    else if (touched.empty()) refuse(f);  // else perhaps resolved by this round's remedies (spills, overlaps cut short)
   }
+}
+
+// Shrinks the overlaps live at position q of `core` (store tails ending
+// before q, early loads starting after it), the largest first, until the
+// bytes live there fit L2 (at least one: L2 may be fragmented). False when
+// none is live there.
+bool Generator::drop_overlaps(int core, int q, int64_t need) {
+  std::vector<std::pair<int64_t, size_t>> live;  // (bytes, tensor)
+  for (size_t i = 0; i < tensors_.size(); ++i) {
+    const L2Tensor& t = tensors_[i];
+    if (t.core != core || t.size == 0 || t.start > q || t.end < q) continue;
+    const bool in_tail = t.store_tail && wls_[size_t(t.storing_wl)].pos < q;
+    const bool in_head = t.early_load && q < t.reader;
+    if (in_tail || in_head) live.push_back({std::max(t.size, t.footprint), i});
+  }
+  std::stable_sort(live.begin(), live.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  bool any = false;
+  for (const auto& [bytes, i] : live) {
+    if (any && need <= a_.core.l2_bytes) break;
+    const L2Tensor& t = tensors_[i];
+    if (t.early_load && q < t.reader) {
+      int& first = head_limit_.try_emplace(t.load_transfer, q + 1).first->second;
+      first = std::max(first, q + 1);
+    } else {
+      int& last = tail_limit_.try_emplace(t.storing_wl, q - 1).first->second;
+      last = std::min(last, q - 1);
+    }
+    need -= bytes;
+    any = true;
+  }
+  return any;
+}
+
+int64_t Generator::compute_cycles(int id) {
+  if (compute_cycles_.empty()) compute_cycles_.assign(wls_.size(), -1);
+  int64_t& c = compute_cycles_[size_t(id)];
+  if (c < 0) {
+    const Wl& w = wls_[size_t(id)];
+    c = layers_[size_t(w.layer)].pe ? tiler_.plan(conv_shape(w, false), 0).cycles : 0;
+  }
+  return c;
+}
+
+int Generator::load_head(int core, int pos, int earliest, int64_t bytes, int64_t transfer) {
+  const auto limit = head_limit_.find(transfer);
+  if (limit != head_limit_.end()) earliest = std::max(earliest, limit->second);
+  const auto& order = per_core_.at(core);
+  double left = double(bytes) / timing::dram_channel_bytes_per_cycle(a_);
+  int start = pos;
+  while (left > 0 && start > earliest) left -= double(compute_cycles(order[size_t(--start)]));
+  return start;
 }
 
 void Generator::refuse(int failed) const {
@@ -1461,6 +1585,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         for (; j <= wt.first; ++j)
           if (!many_tiles.count(j) && (addr = wl0.find(j, wt.last, wt.rows, 1)) >= 0) break;
         if (addr < 0) {
+          assign_segment_ = L.segment;
           assign_error_ = "no room in the weight buffer for the " + who;
           return -1;
         }
@@ -1474,6 +1599,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         const bool reserved = wt.l2_tensor >= 0;
         int64_t waddr = wl0.find(wt.first, wt.last, wt.wl0_rows, 1);
         if (waddr < 0) {
+          assign_segment_ = L.segment;
           assign_error_ = "one tile of the " + who + " does not fit the weight buffer twice";
           return -1;
         }
@@ -1485,6 +1611,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         for (; j <= wt.first && !reserved; ++j)
           if ((addr = l2.find(j, wt.last, wt.footprint, kL2AllocAlign)) >= 0) break;
         if (addr < 0) {
+          assign_segment_ = L.segment;
           assign_error_ = "the " + who + " (" + std::to_string(wt.bytes) +
                           " bytes) do not fit in L2 next to the activations live with them";
           return -1;

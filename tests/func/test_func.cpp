@@ -163,12 +163,19 @@ TEST_CASE("layers sharing a core in a segment run bit for bit, one batch group a
     CHECK(assembler::check(b.program, a, "p.asm").ok());
     func::Result r = func_test::run(c, b, b.program, b.timing, a, true);
     func_test::check_bit_exact(c, r);
-    // gemini's model does not price it: --evaluate refuses, naming the cores.
+    // gemini's model prices it as irgen builds it (the groups in turn on each core).
     const std::string dir = testing::temp_dir("func_shared_cores_gemini");
     write_output(dir + "/m.json", mapping::format_mapping(m));
     auto t = testing::run_tool("gemini", c.fir_path + " --arch " + arch_name + " --evaluate " + dir + "/m.json");
-    CHECK(t.exit_code == kExitInvalidInput);
-    CHECK_MESSAGE(t.err.find("share core") != std::string::npos, t.err);
+    REQUIRE_MESSAGE(t.exit_code == 0, t.err);
+    const int64_t predicted = testing::integer_after(t.err, "predicted latency");
+    int64_t end = 0;
+    for (const auto& x : b.timing) end = std::max(end, x.end);
+    MESSAGE(arch_name << ", " << k.per_segment << " layers a segment, " << k.groups << " groups: gemini predicts " << predicted
+                      << " cycles, zebusim " << end);
+    // Measured: 3-11% above zebusim on this network of a few thousand cycles
+    // (the model does not count irgen's overlaps with DRAM).
+    CHECK(double(predicted) == doctest::Approx(double(end)).epsilon(0.12));
   }
 }
 

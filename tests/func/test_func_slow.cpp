@@ -314,14 +314,19 @@ TEST_CASE("AlexNet and VGG-11 batch 1 on zebu-1core and chip-64tops (gemini): bi
 // and, at batch 16, run bit for bit on a batch of distinct images. The
 // original's ZeBu totals (its programs at these batches are not in the
 // reference set) are printed beside ours. At batch 64 the programs are timed
-// and their MACs counted, not run on data.
+// and their MACs counted, not run on data. gemini's plans let layers share
+// the core (a few images at a time through several layers).
 TEST_CASE("ResNet-34 and ResNet-50 at batch 16 and 64 on zebu-1core: compiled, timed; bit for bit at batch 16") {
   struct Case {
     const char* net;
     int batch;
     int64_t original;  // the original compiler's ZeBu total cycles, 0 when not known
+    double at_most;    // ours/original this chain has reached (a regression bound; the goal is 1)
   };
-  const Case cases[] = {{"resnet34", 16, 16230844}, {"resnet50", 16, 21067273}, {"resnet34", 64, 0}, {"resnet50", 64, 82907529}};
+  const Case cases[] = {{"resnet34", 16, 16230844, 1.03},
+                        {"resnet50", 16, 21067273, 1.0},
+                        {"resnet34", 64, 0, 0},
+                        {"resnet50", 64, 82907529, 1.08}};
   const auto& a = func_test::arch_named("zebu-1core");
   auto q = [](const std::string& s) { return "'" + s + "'"; };
   for (const Case& k : cases) {
@@ -340,7 +345,13 @@ TEST_CASE("ResNet-34 and ResNet-50 at batch 16 and 64 on zebu-1core: compiled, t
     const std::string map_path = dir + "/mapping.json";
     auto r = testing::run_tool("gemini", q(c.fir_path) + " --arch zebu-1core --no-progress -o " + q(map_path));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
-    func_test::Built b = func_test::build(c, mapping::read_mapping(map_path), a, dir);
+    const mapping::Mapping m = mapping::read_mapping(map_path);
+    // A few images at a time through several layers in L2 (segments whose
+    // layers share the core), not the whole batch through DRAM between layers.
+    size_t shared = 0;
+    for (const auto& seg : m.segments) shared += seg.layers.size() > 1 && seg.batch_groups > 1;
+    CHECK(shared > 0);
+    func_test::Built b = func_test::build(c, m, a, dir);
     const sim::Result timed = sim::simulate(b.program, a, sim::Options{});
     int64_t end = 0, macs = 0;
     for (size_t i = 0; i < timed.timing.size(); ++i) {
@@ -356,6 +367,7 @@ TEST_CASE("ResNet-34 and ResNet-50 at batch 16 and 64 on zebu-1core: compiled, t
                   << (k.original ? ", the original " + std::to_string(k.original) + " (ours/original " +
                                        std::to_string(double(end) / double(k.original)) + ")"
                                  : std::string()));
+    if (k.original) CHECK(double(end) <= k.at_most * double(k.original));
     if (k.batch != 16) continue;
     // Distinct images: the b1 input rotated by a different number of pixels each.
     const size_t image = c1.input.bytes.size(), item = c1.input.item_size();
@@ -377,34 +389,5 @@ TEST_CASE("ResNet-34 and ResNet-50 at batch 16 and 64 on zebu-1core: compiled, t
     for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(fr.outputs[i].tensor, want[i]));
     CHECK(fr.macs == want_macs);
     MESSAGE(net << " b" << k.batch << ": " << fr.layers_checked << "/" << npu << " layers golden, outputs bit for bit");
-    if (net != "resnet34") continue;
-    // Layers sharing the core (formats/Mapping_Format.md): the first 32 layers
-    // in segments of 8, 4 images at a time, the rest as gemini mapped them.
-    // Each group of images passes through 8 layers in L2 instead of the
-    // whole batch going through DRAM between layers.
-    mapping::Mapping gm = mapping::read_mapping(map_path), fused = gm;
-    std::vector<mapping::LayerMapping> layers;
-    std::vector<int64_t> groups;  // gemini's batch groups for each layer's segment
-    for (const auto& seg : gm.segments)
-      for (const auto& l : seg.layers) layers.push_back(l), groups.push_back(seg.batch_groups);
-    fused.segments.clear();
-    for (size_t i = 0; i < layers.size();) {
-      mapping::Segment seg;
-      const size_t n = i < 32 ? 8 : 1;
-      seg.batch_groups = i < 32 ? 4 : groups[i];
-      for (size_t j = i; j < std::min(layers.size(), i + n); ++j) seg.layers.push_back(layers[j]);
-      fused.segments.push_back(seg);
-      i += n;
-    }
-    func_test::Built bf = func_test::build(c, fused, a, dir);
-    int64_t fused_end = 0;
-    for (const auto& t : bf.timing) fused_end = std::max(fused_end, t.end);
-    func::Result ff = func_test::run(c, bf, bf.program, bf.timing, a, true);
-    CHECK(ff.layers_checked == npu);
-    REQUIRE(ff.outputs.size() == want.size());
-    for (size_t i = 0; i < want.size(); ++i) CHECK(func_test::same_bits(ff.outputs[i].tensor, want[i]));
-    CHECK(fused_end < end);
-    MESSAGE(net << " b" << k.batch << ", layers sharing the core: " << fused_end << " cycles, bit for bit; the original "
-                << k.original << " (ours/original " << double(fused_end) / double(k.original) << ")");
   }
 }

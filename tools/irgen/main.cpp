@@ -38,6 +38,8 @@ int main(int argc, char** argv) {
         o.add_options()("check", "validate the Scheduler IR given as input instead of generating");
         o.add_options()("no-prefetch", "load weights only in the workload that needs them");
         o.add_options()("no-early-receives", "receive other cores' pieces in the workload that reads them");
+        o.add_options()("no-store-overlap", "free a stored output's bytes in the workload that stores it");
+        o.add_options()("no-load-overlap", "load activations from DRAM in the workload that reads them");
         o.add_options()("weights", "where weights go from DRAM: auto, wl0 or l2 (default: auto)",
                         cxxopts::value<std::string>(), "PATH");
         o.add_options()("stream-tolerance", "auto: stream weights from L2 unless that is this fraction slower (default: 0.05)",
@@ -88,6 +90,8 @@ int main(int argc, char** argv) {
         opt.mapping_file = display_name(mapping_path);
         opt.prefetch = !r.count("no-prefetch");
         opt.early_receives = !r.count("no-early-receives");
+        opt.store_overlap = !r.count("no-store-overlap");
+        opt.load_overlap = !r.count("no-load-overlap");
         opt.split_for_wl0 = !r.count("no-wl0-split");
         int64_t estimate = 0;
         sir::Schedule s = irgen::generate(g, m, arch, opt, &estimate);
