@@ -48,8 +48,8 @@ struct Options {
   bool in_place_add = true;                // element-wise adds may write over an input that dies with them
   bool send_across_segments = true;        // a later segment's read of another core's output is sent core to core (else through DRAM)
   bool early_receives = true;              // a buffer other cores send into (no DRAM reloads) is received during the workload before its reader
-  bool store_overlap = true;               // a stored output stays live through the next workload, so the store overlaps its compute
-  bool load_overlap = true;                // an activation loaded from DRAM is live from the workload before its reader, so the load overlaps its compute
+  bool store_overlap = true;               // a stored output stays live through the workloads that compute while it is stored
+  bool load_overlap = true;                // an activation loaded from DRAM is live from workloads before its reader, so the load overlaps their compute
   WeightPath weight_path = WeightPath::Auto;
   double stream_tolerance = 0.05;          // Auto: stream from L2 unless that is this much slower
   // A part whose weights do not fit the weight buffer is computed in runs of
