@@ -950,6 +950,11 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
       auto& r = rows[size_t(c)];
       auto& u = l2[size_t(c)];
       int prev_lw = 0, prev_ld = 0, after_streamed = 0;
+      auto peak = [](const std::vector<int64_t>& used, int from, int to) {
+        int64_t most = 0;
+        for (int q = from; q <= to; ++q) most = std::max(most, used[size_t(q)]);
+        return most;
+      };
       auto fits = [](const std::vector<int64_t>& used, int from, int to, int64_t size, int64_t cap) {
         for (int q = from; q <= to; ++q)
           if (used[size_t(q)] + size > cap) return false;
@@ -975,9 +980,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
           // irgen refuses this: the tile slots of a streamed layer are held
           // from its first use to its last (on one core, layers sharing it
           // hold theirs through every batch group).
-          int64_t peak = 0;
-          for (int q = t.first; q <= t.last; ++q) peak = std::max(peak, r[size_t(q)]);
-          note((peak + t.tile_rows - wl0_cap) * a.core.wl0_row_bytes,
+          note((peak(r, t.first, t.last) + t.tile_rows - wl0_cap) * a.core.wl0_row_bytes,
                "one tile of the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " + std::to_string(c) +
                    " does not fit the weight buffer twice",
                wls[size_t(per_core[size_t(c)][size_t(t.first)])].seg);
@@ -987,9 +990,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
         int j = t.built_issue >= 0 && !t.direct ? std::min(t.built_issue, t.first) : lb;
         while (j < t.first && !fits(u, j, t.last, t.bytes, a.core.l2_bytes)) ++j;
         if (!fits(u, j, t.last, t.bytes, a.core.l2_bytes)) {
-          int64_t peak = 0;
-          for (int q = j; q <= t.last; ++q) peak = std::max(peak, u[size_t(q)]);
-          note(peak + t.bytes - a.core.l2_bytes, "the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " +
+          note(peak(u, j, t.last) + t.bytes - a.core.l2_bytes, "the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " +
                                                      std::to_string(c) + " do not fit in L2 next to the activations",
                wls[size_t(per_core[size_t(c)][size_t(t.first)])].seg);
         }

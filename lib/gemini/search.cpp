@@ -657,8 +657,8 @@ class Searcher {
   }
 
   // Sweeps until one gains nothing or the budget is spent; `v` is the
-  // plan's value, the result its value after.
-  double sweep(Plan& plan, double v) {
+  // plan's value.
+  void sweep(Plan& plan, double v) {
     sweep_budget_ = int64_t(double(opt_.effort) * double(kSweepWork));
     sweep_w0_ = model_.work();
     while (model_.work() - sweep_w0_ < sweep_budget_ && !out_of_time()) {
@@ -666,7 +666,6 @@ class Searcher {
       if (w >= v) break;
       v = w;
     }
-    return v;
   }
 
   SearchResult run() {

@@ -346,6 +346,11 @@ class Generator {
   // `pos` (>= `earliest`): early enough that the workloads before the reader
   // cover the load's time, within head_limit_.
   int load_head(int core, int pos, int earliest, int64_t bytes, int64_t transfer);
+  // From position `pos` of `core`, stepping by `step` (+1 or -1) but not
+  // past `bound`, the position where the workloads stepped over cover a
+  // DRAM transfer of `bytes` (their predicted compute against the bytes at
+  // the DRAM rate): a store's tail, an early load's head.
+  int covering(int core, int pos, int step, int bound, int64_t bytes);
   std::string place_error_;
   bool plan_weights();  // false when some weights find no room (assign_error_)
   void size_weight(WeightLoad& wt);
@@ -1202,7 +1207,6 @@ void Generator::connect() {
   // (gemini's model overlaps the two). Where L2 has no room for all of
   // that, the tail is cut short (drop_overlaps).
   if (o_.store_overlap) {
-    const double bw = timing::dram_channel_bytes_per_cycle(a_);
     for (const auto& w : wls_) {
       if (!w.to_dram || w.out_buffer < 0) continue;
       L2Tensor& t = tensors_[size_t(w.out_buffer)];
@@ -1210,9 +1214,7 @@ void Generator::connect() {
       if (t.size == 0 || t.end != w.pos) continue;
       const auto limit = tail_limit_.find(w.id);
       const int last = limit != tail_limit_.end() ? limit->second : int(order.size()) - 1;
-      double left = double(t.size) / bw;
-      int end = w.pos;
-      while (left > 0 && end < last) left -= double(compute_cycles(order[size_t(++end)]));
+      const int end = covering(w.core, w.pos, +1, last, t.size);
       if (end > w.pos) t.end = end, t.store_tail = true, t.storing_wl = w.id;
     }
   }
@@ -1330,11 +1332,17 @@ int64_t Generator::compute_cycles(int id) {
 int Generator::load_head(int core, int pos, int earliest, int64_t bytes, int64_t transfer) {
   const auto limit = head_limit_.find(transfer);
   if (limit != head_limit_.end()) earliest = std::max(earliest, limit->second);
+  return covering(core, pos, -1, earliest, bytes);
+}
+
+int Generator::covering(int core, int pos, int step, int bound, int64_t bytes) {
   const auto& order = per_core_.at(core);
   double left = double(bytes) / timing::dram_channel_bytes_per_cycle(a_);
-  int start = pos;
-  while (left > 0 && start > earliest) left -= double(compute_cycles(order[size_t(--start)]));
-  return start;
+  while (left > 0 && (step > 0 ? pos < bound : pos > bound)) {
+    pos += step;
+    left -= double(compute_cycles(order[size_t(pos)]));
+  }
+  return pos;
 }
 
 void Generator::refuse(int failed) const {
