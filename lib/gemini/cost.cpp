@@ -137,6 +137,23 @@ struct Wt {
   Binding bound = Binding::Dram;
 };
 
+// A weight slice given its L2 bytes with the activations (irgen's second
+// placement), from its first use on its core to its last.
+struct ReservedWeight {
+  int core = 0, first = 0, last = 0;
+  int64_t bytes = 0;
+};
+
+// The largest capacity problem of a plan: bytes over, what, and its segment.
+struct Overflow {
+  int64_t bytes = 0;
+  std::string problem;
+  int segment = -1;
+  void note(int64_t over, const std::string& what, int seg) {
+    if (over > bytes) bytes = over, problem = what, segment = seg;
+  }
+};
+
 }  // namespace
 
 // ---- Implementation -----------------------------------------------------------
@@ -218,6 +235,21 @@ struct CostModel::Impl {
 
   void connect_inputs(const std::vector<int>& seg_of, const std::vector<std::vector<int>>& per_core,
                       const std::vector<std::vector<int>>& layer_wls, const std::vector<char>& spilled) const;
+  // Connects the inputs and sends kept tensors through DRAM until every
+  // core's L2 fits or none is left to spill (irgen::spill_choice); `l2`: the
+  // bytes live at each position of each core, `reserved` weights included.
+  void spill_kept(const std::vector<int>& seg_of, const std::vector<std::vector<int>>& per_core,
+                  const std::vector<std::vector<int>>& layer_wls, const std::vector<ReservedWeight>& reserved,
+                  std::vector<std::vector<int64_t>>& l2) const;
+  // Sends, grouped by producer in consumer order.
+  void group_sends() const;
+  // The weight slices (wts) of the workloads, their paths and issue
+  // positions, their bytes added to `l2` and the weight buffer's rows;
+  // `reserved`: those that cannot sit in the weight buffer whole already
+  // have their L2 bytes. True when one streamed from L2 found no room there.
+  bool place_weights(const Plan& plan, const std::vector<std::vector<int>>& per_core,
+                     std::vector<std::vector<int64_t>>& l2, const WeightPaths* built, bool reserved,
+                     Overflow& overflow) const;
   void simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
                 std::vector<LayerCost>& lcost, bool detail, bool program_frame) const;
 
@@ -817,214 +849,37 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
       }
   }
 
-  // ---- inputs: local, received, or from DRAM; spills
+  // ---- inputs: local, received, or from DRAM; spills; weights
   // An output kept in its core's L2 for a later segment goes through DRAM
-  // when L2 runs out, as irgen decides it (irgen::spill_choice): connect,
-  // find the first position of each core over L2, spill the kept tensor
-  // chosen there, connect again.
-  std::vector<char>& spilled = spilled_scratch;
-  std::vector<irgen::KeptTensor>& kept = kept_scratch;
-  std::vector<std::vector<int64_t>> l2(static_cast<size_t>(C)), rows(static_cast<size_t>(C));
-  // Weights that cannot sit in WL0 whole stream from an L2 copy. As irgen
-  // does (connect_and_place), a first placement leaves them out of the
-  // activations' room; when they then find none, they are placed with the
-  // activations, which spills kept tensors for them, and all starts again.
-  struct Reserved {
-    int core, first, last;
-    int64_t bytes;
-  };
-  std::vector<Reserved> reserved;
-  int64_t overflow = 0;
-  std::string problem;
-  int overflow_segment = -1;
+  // when L2 runs out, as irgen decides it (spill_kept). Weights that cannot
+  // sit in the weight buffer whole stream from an L2 copy: as irgen does
+  // (connect_and_place), a first placement leaves them out of the
+  // activations' room; when one then finds none, they are given their bytes
+  // with the activations, which spills kept tensors for them, and all
+  // starts again.
+  std::vector<std::vector<int64_t>> l2(static_cast<size_t>(C));
+  std::vector<ReservedWeight> reserved;
+  Overflow overflow;
   for (int attempt = 0;; ++attempt) {
-    bool weights_short = false;  // weights streamed from L2 found no room next to the activations
-    overflow = 0, problem.clear(), overflow_segment = -1;
-    spilled.assign(wls.size(), 0);
-    for (int c = 0; c < C; ++c) rows[size_t(c)].assign(per_core[size_t(c)].size(), 0);
-    wts.clear();
-    for (;;) {
-      connect_inputs(seg_of, per_core, layer_wls, spilled);
-      for (int c = 0; c < C; ++c) l2[size_t(c)].assign(per_core[size_t(c)].size(), 0);
-      for (const Wl& w : wls) {
-        auto& u = l2[size_t(w.core)];
-        u[size_t(w.q)] += w.foot - (w.overwrite ? w.out_bytes : 0);
-        // Received inputs are live from the workload before (irgen gives them
-        // their own bytes there, so the receives overlap its compute).
-        if (w.q > 0)
-          for (int k = w.need_begin; k < w.need_end; ++k)
-            if (!needs[size_t(k)].direct) u[size_t(w.q) - 1] += needs[size_t(k)].bytes;
-        // Kept for a later consumer (on this core, or sent when it comes): live in between too.
-        for (int q = w.q + 1; q <= w.keep_until; ++q) u[size_t(q)] += w.out_bytes;
-      }
-      for (const Reserved& r : reserved)
-        for (int q = r.first; q <= r.last; ++q) l2[size_t(r.core)][size_t(q)] += r.bytes;
-      bool more = false;
-      for (int c = 0; c < C; ++c) {
-        const auto& u = l2[size_t(c)];
-        size_t q = 0;
-        while (q < u.size() && u[q] <= a.core.l2_bytes) ++q;
-        if (q == u.size()) continue;
-        kept.clear();
-        for (int id : per_core[size_t(c)]) {
-          const Wl& w = wls[size_t(id)];
-          if (w.kept && !spilled[size_t(w.leader)]) kept.push_back({wls[size_t(w.leader)].q, w.keep_until, w.leader});
-        }
-        const int victim = irgen::spill_choice(kept, int(q), int(q));
-        if (victim >= 0) spilled[size_t(victim)] = 1, more = true;
-      }
-      if (!more) break;
-    }
-    // Sends, grouped by producer in consumer order.
-    {
-      std::vector<int> count(wls.size(), 0);
-      for (const Need& n : needs) ++count[size_t(n.producer)];
-      int at = 0;
-      for (size_t id = 0; id < wls.size(); ++id) {
-        wls[id].send_begin = wls[id].send_end = at;
-        at += count[id];
-      }
-      sends.resize(size_t(at));
-      for (size_t id = 0; id < wls.size(); ++id)
-        for (int k = wls[id].need_begin; k < wls[id].need_end; ++k) {
-          Wl& pw = wls[size_t(needs[size_t(k)].producer)];
-          sends[size_t(pw.send_end++)] = {needs[size_t(k)].producer, int(id), k, needs[size_t(k)].bytes};
-        }
-    }
-
-    // ---- L2 footprint per position, weights and their issue positions
-    auto note = [&](int64_t over, const std::string& what, int seg) {
-      if (over > overflow) overflow = over, problem = what, overflow_segment = seg;
-    };
+    overflow = Overflow{};
+    spill_kept(seg_of, per_core, layer_wls, reserved, l2);
+    group_sends();
     for (const Wl& w : wls)
       if (w.own - a.core.l2_bytes > pc.own_overflow) pc.own_overflow = w.own - a.core.l2_bytes, pc.own_overflow_segment = w.seg;
     pc.uncomputable = too_large;
     if (too_large >= 0) {
       const Layer& L = net.layers[size_t(too_large)];
-      note(weight_rows(L, 1) * a.core.wl0_row_bytes - a.core.wl0_rows / 2 * a.core.wl0_row_bytes,
-           "one output channel's weights of \"" + L.name + "\" do not fit half of the weight buffer", -1);
+      overflow.note(weight_rows(L, 1) * a.core.wl0_row_bytes - a.core.wl0_rows / 2 * a.core.wl0_row_bytes,
+                    "one output channel's weights of \"" + L.name + "\" do not fit half of the weight buffer", -1);
     }
     for (int c = 0; c < C; ++c)
       for (size_t q = 0; q < l2[size_t(c)].size(); ++q)
         if (l2[size_t(c)][q] > a.core.l2_bytes)
-          note(l2[size_t(c)][q] - a.core.l2_bytes, "the activations of workload " + std::to_string(q) + " on core " +
-                                                       std::to_string(c) + " need " + std::to_string(l2[size_t(c)][q]) +
-                                                       " bytes of L2",
-               wls[size_t(per_core[size_t(c)][q])].seg);
-    {
-      std::map<std::tuple<int, int, int64_t, int>, int> wt_of;  // (core, layer, k_lo, group of its own) -> weight
-      for (size_t id = 0; id < wls.size(); ++id) {
-        Wl& w = wls[id];
-        const Layer& L = net.layers[size_t(w.layer)];
-        if (!L.pe()) continue;
-        auto key = std::make_tuple(w.core, w.layer, w.box.lower[1], w.group_weights ? w.group : -1);
-        auto it = wt_of.find(key);
-        if (it == wt_of.end()) {
-          Wt t;
-          t.core = w.core, t.layer = w.layer;
-          t.k_lo = w.box.lower[1], t.k_hi = w.box.upper[1];
-          t.first = t.last = w.q;
-          int64_t k = t.k_hi - t.k_lo + 1;
-          t.bytes = L.weight_bytes_per_k * k;
-          t.rows = weight_rows(L, k);
-          // How irgen's weight-path search mostly treats a part cut into runs:
-          // a whole layer on its core whose weights fit comfortably in L2
-          // streams from an L2 copy loaded far ahead (the LW queue then copies
-          // each run into WL0 as it is due; its runs still compute at
-          // weight-buffer speed, see the timeline below); a share of a layer
-          // split over cores, or weights L2 cannot hold, loads each run into
-          // WL0. (Measured on ResNet-50 on one core, VGG-11 and AlexNet on
-          // both presets; a shared schedule model would not need the rule.)
-          const bool streamed_runs = w.run && !w.group_weights && w.part_k == L.out[1] &&
-                                     L.weight_bytes_per_k * w.part_k <= a.core.l2_bytes / 2;
-          t.direct = t.rows <= a.core.wl0_rows && !streamed_runs;
-          if (built)
-            if (auto b = built->find(std::make_tuple(t.core, t.layer, t.k_lo)); b != built->end()) {
-              t.direct = b->second.direct && t.rows <= a.core.wl0_rows;
-              t.built_issue = b->second.issue;
-              t.built_whole = b->second.whole_in_wl0;
-            }
-          int64_t tk = std::min(tile_k(L), k);
-          t.tile_rows = (tk < k ? 2 : 1) * ceil_div(tk * L.weight_bytes_per_k, a.core.wl0_row_bytes);
-          t.channel = int(plan.segments[size_t(w.seg)].layers[size_t(w.pos)].dram.weights);
-          it = wt_of.emplace(key, int(wts.size())).first;
-          wts.push_back(t);
-        }
-        Wt& t = wts[size_t(it->second)];
-        t.last = std::max(t.last, w.q);
-        w.weight = it->second;
-      }
-      // Per core in first-use order: the earliest position from the previous
-      // issue on that buffer's queue where the buffer has room until last use.
-      std::vector<std::vector<int>> by_core(static_cast<size_t>(C));
-      for (size_t i = 0; i < wts.size(); ++i) by_core[size_t(wts[i].core)].push_back(int(i));
-      const int64_t wl0_cap = a.core.wl0_rows;
-      for (int c = 0; c < C; ++c) {
-        auto& list = by_core[size_t(c)];
-        std::stable_sort(list.begin(), list.end(), [&](int x, int y) { return wts[size_t(x)].first < wts[size_t(y)].first; });
-        auto& r = rows[size_t(c)];
-        auto& u = l2[size_t(c)];
-        int prev_lw = 0, prev_ld = 0, after_streamed = 0;
-        auto peak = [](const std::vector<int64_t>& used, int from, int to) {
-          int64_t most = 0;
-          for (int q = from; q <= to; ++q) most = std::max(most, used[size_t(q)]);
-          return most;
-        };
-        auto fits = [](const std::vector<int64_t>& used, int from, int to, int64_t size, int64_t cap) {
-          for (int q = from; q <= to; ++q)
-            if (used[size_t(q)] + size > cap) return false;
-          return true;
-        };
-        for (int wi : list) {
-          Wt& t = wts[size_t(wi)];
-          if (t.direct) {
-            int lb = std::min(std::max(prev_lw, after_streamed), t.first);
-            int j = t.built_issue >= 0 ? std::min(t.built_issue, t.first) : lb;
-            while (j < t.first && !fits(r, j, t.last, t.rows, wl0_cap)) ++j;
-            if (!fits(r, j, t.last, t.rows, wl0_cap)) {
-              // No room even at first use: stream it from L2 instead.
-              t.direct = false;
-            } else {
-              t.issue = j;
-              for (int q = j; q <= t.last; ++q) r[size_t(q)] += t.rows;
-              prev_lw = j;
-              continue;
-            }
-          }
-          if (!fits(r, t.first, t.last, t.tile_rows, wl0_cap)) {
-            // irgen refuses this: the tile slots of a streamed layer are held
-            // from its first use to its last (on one core, layers sharing it
-            // hold theirs through every batch group).
-            note((peak(r, t.first, t.last) + t.tile_rows - wl0_cap) * a.core.wl0_row_bytes,
-                 "one tile of the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " + std::to_string(c) +
-                     " does not fit the weight buffer twice",
-                 wls[size_t(per_core[size_t(c)][size_t(t.first)])].seg);
-          }
-          for (int q = t.first; q <= t.last; ++q) r[size_t(q)] += t.tile_rows;
-          if (attempt > 0 && t.rows > wl0_cap) {
-            // Placed with the activations: its room is counted from its first use.
-            t.issue = t.first;
-            after_streamed = std::max(after_streamed, t.last + 1);
-            prev_ld = t.first;
-            continue;
-          }
-          int lb = std::min(prev_ld, t.first);
-          int j = t.built_issue >= 0 && !t.direct ? std::min(t.built_issue, t.first) : lb;
-          while (j < t.first && !fits(u, j, t.last, t.bytes, a.core.l2_bytes)) ++j;
-          if (!fits(u, j, t.last, t.bytes, a.core.l2_bytes)) {
-            weights_short = true;
-            note(peak(u, j, t.last) + t.bytes - a.core.l2_bytes,
-                 "the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " + std::to_string(c) +
-                     " do not fit in L2 next to the activations",
-                 wls[size_t(per_core[size_t(c)][size_t(t.first)])].seg);
-          }
-          t.issue = j;
-          for (int q = j; q <= t.last; ++q) u[size_t(q)] += t.bytes;
-          after_streamed = std::max(after_streamed, t.last + 1);
-          prev_ld = j;
-        }
-      }
-    }
+          overflow.note(l2[size_t(c)][q] - a.core.l2_bytes,
+                        "the activations of workload " + std::to_string(q) + " on core " + std::to_string(c) + " need " +
+                            std::to_string(l2[size_t(c)][q]) + " bytes of L2",
+                        wls[size_t(per_core[size_t(c)][q])].seg);
+    const bool weights_short = place_weights(plan, per_core, l2, built, attempt > 0, overflow);
     if (!weights_short || attempt > 0) break;
     reserved.clear();
     for (const Wt& t : wts)
@@ -1067,7 +922,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
     }
   pc.energy = total;
   pc.energy += timing::static_energy(a, pc.cores_used, pc.cycles);
-  if (overflow > pc.overflow) pc.overflow = overflow, pc.problem = problem, pc.overflow_segment = overflow_segment;
+  if (overflow.bytes > pc.overflow) pc.overflow = overflow.bytes, pc.problem = overflow.problem, pc.overflow_segment = overflow.segment;
   if (detail) {
     for (const SegmentPlan& sp : plan.segments) {
       SegmentCost sc;
@@ -1086,6 +941,183 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
   return pc;
 }
 
+void CostModel::Impl::spill_kept(const std::vector<int>& seg_of, const std::vector<std::vector<int>>& per_core,
+                                  const std::vector<std::vector<int>>& layer_wls,
+                                  const std::vector<ReservedWeight>& reserved, std::vector<std::vector<int64_t>>& l2) const {
+  std::vector<char>& spilled = spilled_scratch;
+  std::vector<irgen::KeptTensor>& kept = kept_scratch;
+  spilled.assign(wls.size(), 0);
+  for (;;) {
+    connect_inputs(seg_of, per_core, layer_wls, spilled);
+    for (int c = 0; c < C; ++c) l2[size_t(c)].assign(per_core[size_t(c)].size(), 0);
+    for (const Wl& w : wls) {
+      auto& u = l2[size_t(w.core)];
+      u[size_t(w.q)] += w.foot - (w.overwrite ? w.out_bytes : 0);
+      // Received inputs are live from the workload before (irgen gives them
+      // their own bytes there, so the receives overlap its compute).
+      if (w.q > 0)
+        for (int k = w.need_begin; k < w.need_end; ++k)
+          if (!needs[size_t(k)].direct) u[size_t(w.q) - 1] += needs[size_t(k)].bytes;
+      // Kept for a later consumer (on this core, or sent when it comes): live in between too.
+      for (int q = w.q + 1; q <= w.keep_until; ++q) u[size_t(q)] += w.out_bytes;
+    }
+    for (const ReservedWeight& r : reserved)
+      for (int q = r.first; q <= r.last; ++q) l2[size_t(r.core)][size_t(q)] += r.bytes;
+    bool more = false;
+    for (int c = 0; c < C; ++c) {
+      const auto& u = l2[size_t(c)];
+      size_t q = 0;
+      while (q < u.size() && u[q] <= a.core.l2_bytes) ++q;
+      if (q == u.size()) continue;
+      kept.clear();
+      for (int id : per_core[size_t(c)]) {
+        const Wl& w = wls[size_t(id)];
+        if (w.kept && !spilled[size_t(w.leader)]) kept.push_back({wls[size_t(w.leader)].q, w.keep_until, w.leader});
+      }
+      const int victim = irgen::spill_choice(kept, int(q), int(q));
+      if (victim >= 0) spilled[size_t(victim)] = 1, more = true;
+    }
+    if (!more) break;
+  }
+}
+
+void CostModel::Impl::group_sends() const {
+  std::vector<int> count(wls.size(), 0);
+  for (const Need& n : needs) ++count[size_t(n.producer)];
+  int at = 0;
+  for (size_t id = 0; id < wls.size(); ++id) {
+    wls[id].send_begin = wls[id].send_end = at;
+    at += count[id];
+  }
+  sends.resize(size_t(at));
+  for (size_t id = 0; id < wls.size(); ++id)
+    for (int k = wls[id].need_begin; k < wls[id].need_end; ++k) {
+      Wl& pw = wls[size_t(needs[size_t(k)].producer)];
+      sends[size_t(pw.send_end++)] = {needs[size_t(k)].producer, int(id), k, needs[size_t(k)].bytes};
+    }
+}
+
+bool CostModel::Impl::place_weights(const Plan& plan, const std::vector<std::vector<int>>& per_core,
+                                    std::vector<std::vector<int64_t>>& l2, const WeightPaths* built, bool reserved,
+                                    Overflow& overflow) const {
+  bool weights_short = false;  // a weight streamed from L2 found no room next to the activations
+  wts.clear();
+  std::vector<std::vector<int64_t>> rows(static_cast<size_t>(C));  // weight-buffer rows in use per position
+  for (int c = 0; c < C; ++c) rows[size_t(c)].assign(per_core[size_t(c)].size(), 0);
+  std::map<std::tuple<int, int, int64_t, int>, int> wt_of;  // (core, layer, k_lo, group of its own) -> weight
+  for (size_t id = 0; id < wls.size(); ++id) {
+    Wl& w = wls[id];
+    const Layer& L = net.layers[size_t(w.layer)];
+    if (!L.pe()) continue;
+    auto key = std::make_tuple(w.core, w.layer, w.box.lower[1], w.group_weights ? w.group : -1);
+    auto it = wt_of.find(key);
+    if (it == wt_of.end()) {
+      Wt t;
+      t.core = w.core, t.layer = w.layer;
+      t.k_lo = w.box.lower[1], t.k_hi = w.box.upper[1];
+      t.first = t.last = w.q;
+      int64_t k = t.k_hi - t.k_lo + 1;
+      t.bytes = L.weight_bytes_per_k * k;
+      t.rows = weight_rows(L, k);
+      // How irgen's weight-path search mostly treats a part cut into runs:
+      // a whole layer on its core whose weights fit comfortably in L2
+      // streams from an L2 copy loaded far ahead (the LW queue then copies
+      // each run into WL0 as it is due; its runs still compute at
+      // weight-buffer speed, see the timeline below); a share of a layer
+      // split over cores, or weights L2 cannot hold, loads each run into
+      // WL0. (Measured on ResNet-50 on one core, VGG-11 and AlexNet on
+      // both presets; a shared schedule model would not need the rule.)
+      const bool streamed_runs = w.run && !w.group_weights && w.part_k == L.out[1] &&
+                                 L.weight_bytes_per_k * w.part_k <= a.core.l2_bytes / 2;
+      t.direct = t.rows <= a.core.wl0_rows && !streamed_runs;
+      if (built)
+        if (auto b = built->find(std::make_tuple(t.core, t.layer, t.k_lo)); b != built->end()) {
+          t.direct = b->second.direct && t.rows <= a.core.wl0_rows;
+          t.built_issue = b->second.issue;
+          t.built_whole = b->second.whole_in_wl0;
+        }
+      int64_t tk = std::min(tile_k(L), k);
+      t.tile_rows = (tk < k ? 2 : 1) * ceil_div(tk * L.weight_bytes_per_k, a.core.wl0_row_bytes);
+      t.channel = int(plan.segments[size_t(w.seg)].layers[size_t(w.pos)].dram.weights);
+      it = wt_of.emplace(key, int(wts.size())).first;
+      wts.push_back(t);
+    }
+    Wt& t = wts[size_t(it->second)];
+    t.last = std::max(t.last, w.q);
+    w.weight = it->second;
+  }
+  // Per core in first-use order: the earliest position from the previous
+  // issue on that buffer's queue where the buffer has room until last use.
+  std::vector<std::vector<int>> by_core(static_cast<size_t>(C));
+  for (size_t i = 0; i < wts.size(); ++i) by_core[size_t(wts[i].core)].push_back(int(i));
+  const int64_t wl0_cap = a.core.wl0_rows;
+  for (int c = 0; c < C; ++c) {
+    auto& list = by_core[size_t(c)];
+    std::stable_sort(list.begin(), list.end(), [&](int x, int y) { return wts[size_t(x)].first < wts[size_t(y)].first; });
+    auto& r = rows[size_t(c)];
+    auto& u = l2[size_t(c)];
+    int prev_lw = 0, prev_ld = 0, after_streamed = 0;
+    auto peak = [](const std::vector<int64_t>& used, int from, int to) {
+      int64_t most = 0;
+      for (int q = from; q <= to; ++q) most = std::max(most, used[size_t(q)]);
+      return most;
+    };
+    auto fits = [](const std::vector<int64_t>& used, int from, int to, int64_t size, int64_t cap) {
+      for (int q = from; q <= to; ++q)
+        if (used[size_t(q)] + size > cap) return false;
+      return true;
+    };
+    for (int wi : list) {
+      Wt& t = wts[size_t(wi)];
+      if (t.direct) {
+        int lb = std::min(std::max(prev_lw, after_streamed), t.first);
+        int j = t.built_issue >= 0 ? std::min(t.built_issue, t.first) : lb;
+        while (j < t.first && !fits(r, j, t.last, t.rows, wl0_cap)) ++j;
+        if (!fits(r, j, t.last, t.rows, wl0_cap)) {
+          // No room even at first use: stream it from L2 instead.
+          t.direct = false;
+        } else {
+          t.issue = j;
+          for (int q = j; q <= t.last; ++q) r[size_t(q)] += t.rows;
+          prev_lw = j;
+          continue;
+        }
+      }
+      if (!fits(r, t.first, t.last, t.tile_rows, wl0_cap)) {
+        // irgen refuses this: the tile slots of a streamed layer are held
+        // from its first use to its last (on one core, layers sharing it
+        // hold theirs through every batch group).
+        overflow.note((peak(r, t.first, t.last) + t.tile_rows - wl0_cap) * a.core.wl0_row_bytes,
+             "one tile of the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " + std::to_string(c) +
+                 " does not fit the weight buffer twice",
+             wls[size_t(per_core[size_t(c)][size_t(t.first)])].seg);
+      }
+      for (int q = t.first; q <= t.last; ++q) r[size_t(q)] += t.tile_rows;
+      if (reserved && t.rows > wl0_cap) {
+        // Placed with the activations: its room is counted from its first use.
+        t.issue = t.first;
+        after_streamed = std::max(after_streamed, t.last + 1);
+        prev_ld = t.first;
+        continue;
+      }
+      int lb = std::min(prev_ld, t.first);
+      int j = t.built_issue >= 0 && !t.direct ? std::min(t.built_issue, t.first) : lb;
+      while (j < t.first && !fits(u, j, t.last, t.bytes, a.core.l2_bytes)) ++j;
+      if (!fits(u, j, t.last, t.bytes, a.core.l2_bytes)) {
+        weights_short = true;
+        overflow.note(peak(u, j, t.last) + t.bytes - a.core.l2_bytes,
+             "the weights of \"" + net.layers[size_t(t.layer)].name + "\" on core " + std::to_string(c) +
+                 " do not fit in L2 next to the activations",
+             wls[size_t(per_core[size_t(c)][size_t(t.first)])].seg);
+      }
+      t.issue = j;
+      for (int q = j; q <= t.last; ++q) u[size_t(q)] += t.bytes;
+      after_streamed = std::max(after_streamed, t.last + 1);
+      prev_ld = j;
+    }
+  }
+  return weights_short;
+}
 
 // ---- The timeline: per-core queues in asm's order, events, shared links -------
 
