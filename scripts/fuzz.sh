@@ -33,7 +33,7 @@ cmake --build "$build" -j "$jobs" --target fuzz_targets
 
 seeds() {
   case "$1" in
-    fir) echo "$here/examples/mappings/tiny_cnn_b4.fir.json" ;;
+    fir) echo "$here/examples/mappings/tiny_cnn_b4.fir.json" "$here"/fuzz/seeds/fir/* ;;
     mapping) echo "$here/examples/mappings/tiny_cnn_b4.chip-64tops.mapping.json" ;;
     sir) echo "$here/tests/asm/data/two_core.sir.json" ;;
     program) echo "$here"/fuzz/seeds/program/* ;;

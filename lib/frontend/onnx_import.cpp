@@ -17,6 +17,7 @@
 #include "interp/ops.hpp"
 #include "support/error.hpp"
 #include "support/io.hpp"
+#include "support/json_parse.hpp"
 #include "support/npy.hpp"
 
 namespace cct::frontend {
@@ -484,6 +485,25 @@ interp::Graph import_onnx_bytes(const std::string& bytes, const std::string& nam
   }
 
   if (model.graph().output_size() == 0) throw_input_error(name + ": the graph declares no outputs");
+  // Names become strings of the Frontend IR's JSON, which must be UTF-8.
+  {
+    auto utf8 = [&](const std::string& s, const char* what) {
+      if (!valid_utf8(s))
+        throw_input_error(name + ": not a valid ONNX model: the " + std::string(what) + " \"" + printable_excerpt(s, 60, true) +
+                          "\" is not valid UTF-8");
+    };
+    const onnx::GraphProto& g = model.graph();
+    for (const auto& n : g.node()) {
+      utf8(n.name(), "node name");
+      utf8(n.op_type(), "operator");
+      for (const auto& t : n.input()) utf8(t, "tensor name");
+      for (const auto& t : n.output()) utf8(t, "tensor name");
+    }
+    for (const auto& v : g.input()) utf8(v.name(), "input name");
+    for (const auto& v : g.output()) utf8(v.name(), "output name");
+    for (const auto& v : g.value_info()) utf8(v.name(), "tensor name");
+    for (const auto& t : g.initializer()) utf8(t.name(), "initializer name");
+  }
 
   // --constant-input: the value becomes an initializer of the input's name
   // (an input that is also an initializer is a constant, below).

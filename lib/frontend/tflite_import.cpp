@@ -9,6 +9,7 @@
 
 #include "support/error.hpp"
 #include "support/io.hpp"
+#include "support/json_parse.hpp"
 #include "support/npy.hpp"
 #include "tflite_generated.h"
 
@@ -136,7 +137,12 @@ class TfliteImporter {
   }
   std::string tname(int t) const {
     const auto* n = tensor(t)->name();
-    return n ? n->str() : "tensor_" + std::to_string(t);
+    if (!n) return "tensor_" + std::to_string(t);
+    // Names become strings of the Frontend IR's JSON, which must be UTF-8.
+    if (!valid_utf8(std::string_view(n->c_str(), n->size())))
+      throw_input_error(name_ + ": tensor " + std::to_string(t) + "'s name \"" +
+                        printable_excerpt(std::string_view(n->c_str(), n->size()), 60, true) + "\" is not valid UTF-8");
+    return n->str();
   }
 
   int32_t resolve_code(const tfl::Operator* op, uint32_t k) const {

@@ -116,7 +116,37 @@ void append_utf8(std::string& out, uint32_t cp) {
   }
 }
 
+// The length of the well-formed UTF-8 sequence at text[at] (RFC 3629: no
+// overlong forms, no surrogates, nothing above U+10FFFF), 0 if there is none.
+// A string with a broken sequence is refused: JSON text is UTF-8, and
+// RapidJSON's schema patterns decode a lead byte's continuation bytes
+// without looking for the string's end.
+size_t utf8_sequence(std::string_view text, size_t at) {
+  const auto byte = [&](size_t i) { return at + i < text.size() ? static_cast<unsigned char>(text[at + i]) : 0u; };
+  const unsigned c = byte(0);
+  if (c < 0x80) return 1;
+  size_t n;
+  unsigned lo = 0x80, hi = 0xBF;  // the range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) n = 2;
+  else if (c >= 0xE0 && c <= 0xEF) n = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4) n = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  else return 0;
+  if (byte(1) < lo || byte(1) > hi) return 0;
+  for (size_t i = 2; i < n; ++i)
+    if (byte(i) < 0x80 || byte(i) > 0xBF) return 0;
+  return n;
+}
+
 }  // namespace
+
+bool valid_utf8(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    const size_t n = utf8_sequence(s, i);
+    if (n == 0) return false;
+    i += n;
+  }
+  return true;
+}
 
 struct JsonParser::State {
   std::vector<Frame> stack;
@@ -172,7 +202,13 @@ struct JsonParser::State {
       while (run < text.size()) {
         unsigned char c = static_cast<unsigned char>(text[run]);
         if (c == '"' || c == '\\' || c < 0x20) break;
-        ++run;
+        if (c < 0x80) {
+          ++run;
+          continue;
+        }
+        const size_t n = utf8_sequence(text, run);
+        if (n == 0) fail_at(run, "invalid UTF-8 byte \\x" + printable(text.substr(run, 1)).substr(2) + " in a string (JSON text must be UTF-8)");
+        run += n;
       }
       str.append(text.data() + pos, run - pos);
       pos = run;

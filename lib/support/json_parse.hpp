@@ -99,6 +99,12 @@ std::optional<double> json_double(std::string_view token);
 // strings); cut to max_len bytes, "..." after. Shared with the ISA line reader.
 std::string printable_excerpt(std::string_view s, size_t max_len, bool escape_quotes);
 
+// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no
+// surrogates, nothing above U+10FFFF). JSON text must be; the JSON reader
+// refuses strings that are not, and writers check names they take from
+// other formats with this.
+bool valid_utf8(std::string_view s);
+
 // The text without a leading UTF-8 byte-order mark (which RFC 8259 lets
 // parsers ignore; editors on Windows write one).
 std::string_view skip_utf8_bom(std::string_view text);

@@ -169,6 +169,24 @@ TEST_CASE("hello_world float and int8 models compile") {
   }
 }
 
+TEST_CASE("a tensor name that is not UTF-8 is refused, naming the tensor") {
+  // The names become strings of the Frontend IR's JSON, which must be UTF-8.
+  std::string bytes = cct::testing::read_file(tflite("hello_world_int8.tflite"));
+  const std::string name = "sequential/dense/MatMul";
+  const size_t at = bytes.find(name + '\0');
+  REQUIRE(at != std::string::npos);
+  CHECK_NOTHROW(frontend::import_tflite_bytes(bytes, "h.tflite"));
+  bytes[at + name.size() - 1] = '\xF0';  // a lead byte whose continuation bytes never come
+  std::string what;
+  try {
+    frontend::import_tflite_bytes(bytes, "h.tflite");
+  } catch (const cct::Error& e) {
+    what = e.what();
+  }
+  CHECK(what.rfind("h.tflite: tensor ", 0) == 0);
+  CHECK(what.find("'s name \"sequential/dense/MatMu\\xf0\" is not valid UTF-8") != std::string::npos);
+}
+
 TEST_CASE("corrupt TFLite files give clear errors") {
   std::string bytes = cct::testing::read_file(tflite("person_detect.tflite"));
   for (size_t cut : {size_t{16}, bytes.size() / 2}) {

@@ -173,6 +173,26 @@ TEST_CASE("strings: escapes and surrogate pairs decode to UTF-8, broken ones are
   CHECK(json_error("[\"abc", "s.json") == "s.json:1: column 2: invalid JSON: string not closed before the end of the input");
 }
 
+TEST_CASE("strings: UTF-8 is read whole, a broken sequence is refused where it starts") {
+  // One to four bytes, the edges of each range.
+  CHECK(cct::parse_json("[\"a\xC2\x80\xDF\xBF\xE0\xA0\x80\xED\x9F\xBF\xEF\xBF\xBF\xF0\x90\x80\x80\xF4\x8F\xBF\xBF\"]", "u.json")
+            .as_array()[0]
+            .as_string() == "a\xC2\x80\xDF\xBF\xE0\xA0\x80\xED\x9F\xBF\xEF\xBF\xBF\xF0\x90\x80\x80\xF4\x8F\xBF\xBF");
+  const std::string why = "invalid JSON: invalid UTF-8 byte ";
+  // A lead byte whose continuation bytes are missing before the string ends
+  // (the fuzzer's finding: RapidJSON's schema patterns read past the string).
+  CHECK(json_error("[\"ab\xF0y\"]", "u.json") == "u.json:1: column 5: " + why + "\\xf0 in a string (JSON text must be UTF-8)");
+  CHECK(json_error("[\"\xF0\x9F\x98\"]", "u.json") == "u.json:1: column 3: " + why + "\\xf0 in a string (JSON text must be UTF-8)");
+  CHECK(json_error("[\"\xE2\x82", "u.json") == "u.json:1: column 3: " + why + "\\xe2 in a string (JSON text must be UTF-8)");
+  // A stray continuation byte, overlong forms, a surrogate, beyond U+10FFFF, in keys too.
+  for (const char* bad : {"\x80", "\xC0\xAF", "\xC1\xBF", "\xE0\x9F\xBF", "\xED\xA0\x80", "\xF0\x8F\xBF\xBF", "\xF4\x90\x80\x80",
+                          "\xF5\x80\x80\x80", "\xFF"}) {
+    CAPTURE(bad);
+    CHECK(json_error("[\"" + std::string(bad) + "\"]", "u.json").find("u.json:1: column 3: " + why) == 0);
+    CHECK(json_error("{\"" + std::string(bad) + "\": 1}", "u.json").find("u.json:1: column 3: " + why) == 0);
+  }
+}
+
 TEST_CASE("malformed JSON: each error says what was expected and where") {
   CHECK(json_error("", "m.json") == "m.json:1: column 1: invalid JSON: expected a value, found the end of the input");
   CHECK(json_error("{\"a\" 1}", "m.json") == "m.json:1: column 6: invalid JSON: expected ':' after a key, found '1'");
