@@ -106,8 +106,9 @@ struct TimingSpec {
   double pe_setup_cycles = 0;                  // per pe_conv: pipeline fill
   double pe_setup_cycles_per_act_line = 0;     // per 64 bytes of the first activation mini tile
   double pe_channel_split_cycles = 0;          // when the input channels span several mini tiles
-  double pe_bank_conflict_cycles = 0;          // per 1x1 mini tile whose input pixels lie pe_bank_conflict_pitch_bytes apart
+  double pe_bank_conflict_efficiency = 1;      // MAC rate of a 1x1 tile whose input pixels lie pe_bank_conflict_pitch_bytes apart
   double pe_bank_conflict_pitch_bytes = 0;     // that pitch (padded channels x stride)
+  double pe_l2_weight_overlap_loss = 0;        // share of the compute lost under a 1x1 tile's weight stream from L2
   double vp_pipeline_cycles = 0;               // per VP layer: pipeline depth
   double vp_second_input_cycles = 0;           // extra depth of two-input operations
   double vp_fp16_output_cycles = 0;            // extra depth when writing FP16

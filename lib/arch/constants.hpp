@@ -42,6 +42,7 @@ inline constexpr Range kGiBps{1e-3, false, 1e6};                // a DRAM channe
 inline constexpr Range kEnergyPj{0, false, 1e6};                // energy of one operation, byte or bit
 inline constexpr Range kPowerMw{0, false, 1e9};                 // static power
 inline constexpr Range kFraction{0, true, 1};                   // (0, 1]
+inline constexpr Range kShare{0, false, 1};                     // [0, 1]
 inline constexpr Range kClockGhz{1e-3, false, 1e3};             // clock_ghz
 
 template <class S>

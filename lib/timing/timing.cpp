@@ -151,12 +151,12 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
     for (int i = 0; i < nminis; ++i) {
       const Mini& m = minis[i];
       double macs_cycles = double(passes * m.h * m.w * ch * taps) / double(rows);
+      if (conflicts) macs_cycles /= tm.pe_bank_conflict_efficiency;
       int64_t act = ch * t.in_bytes * window_of(m.h, m.w);
       double cycles = std::max(macs_cycles, double(act) / tm.pe_act_bytes_per_cycle);
       int64_t mini_weights = mk * cols * (grouped ? rec_c : ch) * taps;
       if (taps == 1 && double(mini_weights) > tm.pe_weight_cache_bytes)
         cycles = std::max(cycles, double(mini_weights) / tm.pe_weight_reload_bytes_per_cycle);
-      if (conflicts) cycles += tm.pe_bank_conflict_cycles;
       sum += cycles * double(m.count);
       *act_bytes += act * m.count * t.n;
     }
@@ -203,7 +203,12 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
       ++blocks;
     }
   }
-  double work = std::max(first_block + compute + setup, all_blocks + compute / double(blocks));
+  // Weights streamed from L2 for a 1x1 tile share L2 with the activation
+  // fetch: where the stream bounds the tile, part of the compute it overlaps
+  // is lost (fitted on the references' weight-bound 1x1 tiles).
+  const double streamed_overlap = t.weights_in_l2 && taps == 1 ? std::min(all_blocks, compute) : 0.0;
+  double work = std::max(first_block + compute + setup,
+                         all_blocks + compute / double(blocks) + tm.pe_l2_weight_overlap_loss * streamed_overlap);
   cost.cycles = scaled_cycles(tm.pe_fixed_cycles, work, tm.pe_efficiency);
 
   cost.macs = t.n * t.h * t.w * t.k * group_in * taps;
