@@ -411,6 +411,8 @@ class Lowerer {
     if (!pq || pq->scale.empty()) return {};
     for (int64_t z : pq->zero_point)
       if (z != 0) return {};
+    for (double s : pq->scale)
+      if (!(s > 0)) return {};  // no INT8 code at a zero or negative scale: derive it from the weights
     if (pq->scale.size() == 1) return std::vector<double>(static_cast<size_t>(K), pq->scale[0]);
     if (pq->axis != axis || static_cast<int64_t>(pq->scale.size()) != K) return {};
     return pq->scale;

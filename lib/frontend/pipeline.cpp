@@ -191,6 +191,19 @@ void check_tensor_sizes(const interp::Graph& g) {
   }
 }
 
+// A convolution's weights and bias (BatchNormalization folded in) are
+// quantized to INT8: a NaN or infinite value has no INT8 code.
+void check_finite_weights(const LoweredModel& m, const std::string& source) {
+  for (const auto& l : m.layers)
+    for (const auto* t : {&l.weight, &l.bias}) {
+      if (!*t || !(*t)->is_float()) continue;
+      for (float v : (*t)->f)
+        if (!std::isfinite(v))
+          throw_input_error(source + ": layer '" + l.name + "': its " + (t == &l.weight ? "weights" : "bias") +
+                            " hold a NaN or infinite value (BatchNormalization folded in); INT8 cannot represent it");
+    }
+}
+
 CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
                             const std::function<void(const std::string&)>& progress) {
   auto say = [&](const std::string& s) {
@@ -261,6 +274,7 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
   LowerOptions lo;
   lo.output_dtype = opt.output_dtype;
   LoweredModel m = lower(graph, lo);
+  check_finite_weights(m, graph.source);
   res.cpu_fallbacks = m.cpu_fallbacks;
   say("lowered to " + std::to_string(m.layers.size()) + " layers");
 

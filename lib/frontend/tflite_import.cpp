@@ -181,7 +181,12 @@ class TfliteImporter {
     const auto* q = tensor(t)->quantization();
     if (!q || !q->scale() || q->scale()->size() == 0) return nullptr;
     auto p = std::make_shared<interp::PresetQuant>();
-    for (float s : *q->scale()) p->scale.push_back(s);
+    for (float s : *q->scale()) {
+      if (!std::isfinite(s))
+        throw_input_error(name_ + ": tensor '" + tname(t) + "' has a quantization scale that is not finite (" +
+                          std::to_string(s) + ")");
+      p->scale.push_back(s);
+    }
     if (q->zero_point())
       for (int64_t z : *q->zero_point()) p->zero_point.push_back(z);
     p->zero_point.resize(p->scale.size(), 0);

@@ -122,7 +122,8 @@ TEST_CASE("the FIR is valid and names files that exist") {
                                         "avg_pool2d", "dense", "reshape"});
   auto files = by_name(r);
   for (const auto& l : g.layers())
-    for (const auto& [role, name] : l.file_list) CHECK_MESSAGE(files.count(name), l.name << " " << role << " " << name);
+    for (const auto& role_name : l.file_list)
+      CHECK_MESSAGE(files.count(role_name.second), l.name << " " << role_name.first << " " << role_name.second);
   const fir::Layer* dw = g.find("Conv_3");
   REQUIRE(dw);
   CHECK(dw->groups == std::optional<int64_t>(8));
@@ -387,6 +388,33 @@ TEST_CASE("calibration inputs from a directory, and their errors") {
     std::string m = e.what();
     CHECK(m.find("c.npy") != std::string::npos);
     CHECK(m.find("does not match the model input [1, 3, 10, 10]") != std::string::npos);
+  }
+}
+
+TEST_CASE("weights that fold to NaN or infinity are refused, naming the model and the layer") {
+  // A negative running variance makes BatchNormalization's 1/sqrt(var + eps)
+  // NaN: the folded weights have no INT8 code.
+  for (float var : {-1.0f, 0.0f}) {
+    CAPTURE(var);
+    OnnxBuilder b;
+    b.input("x", {1, 3, 8, 8}).output("y", {1, 4, 8, 8});
+    b.random_init("w", {4, 3, 3, 3}).random_init("cb", {4});
+    b.init("scale", {4}, {1.0f, 1.0f, 1.0f, 1.0f}).init("bias", {4}, {0.0f, 0.0f, 0.0f, 0.0f});
+    b.init("mean", {4}, {0.0f, 0.0f, 0.0f, 0.0f}).init("var", {4}, {1.0f, var, 1.0f, 1.0f});
+    OnnxBuilder::attr(b.node("Conv", {"x", "w", "cb"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
+    auto& bn = b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"y"});
+    OnnxBuilder::attr(bn, "epsilon", 0.0f);  // var 0: 1/sqrt(0) is infinite
+    frontend::CompileOptions o;
+    o.calib_random = 1;
+    try {
+      frontend::compile(frontend::import_onnx_bytes(b.bytes(), "nan.onnx", "."), o);
+      FAIL("expected an error");
+    } catch (const Error& e) {
+      std::string m = e.what();
+      CHECK(e.code() == kExitInvalidInput);
+      CHECK(m.rfind("nan.onnx: layer '", 0) == 0);
+      CHECK(m.find("hold a NaN or infinite value") != std::string::npos);
+    }
   }
 }
 
