@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of the readers (fuzz/: FIR, mapping, SIR,
 # program, trace, architecture; clang with ASan + UBSan) in build-fuzz and runs
-# each for SECONDS, from seeds made of the project's own examples. The corpus
-# grows in build-fuzz/corpus/<target>; a finding is saved as
+# each for SECONDS, as many at once as there are cores, from seeds made of the
+# project's own examples. The corpus grows in build-fuzz/corpus/<target>; a finding is saved as
 # build-fuzz/artifacts/<target>-crash-* (replay: build-fuzz/fuzz/fuzz_<target> FILE)
 # with the log in build-fuzz/logs/<target>.log. Exits 1 if any target found one.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]    # default: 60 s each, every target
@@ -44,8 +44,10 @@ seeds() {
 }
 
 export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:suppressions=$here/fuzz/ubsan.supp"
-failed=0
-for t in "${targets[@]}"; do
+
+# One target: fuzz it for $secs, print one line, exit 1 on a finding.
+fuzz_one() {
+  local t="$1" files log runs cov status
   files="$(seeds "$t")"
   rm -rf "$build/seeds/$t"
   mkdir -p "$build/seeds/$t" "$build/corpus/$t" "$build/artifacts" "$build/logs"
@@ -61,11 +63,30 @@ for t in "${targets[@]}"; do
     status=ok
   else
     status="FOUND A PROBLEM (see $log)"
-    failed=1
   fi
   runs="$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | grep -o '[0-9]*$' || echo '?')"
   cov="$(grep -o 'cov: [0-9]*' "$log" | tail -1 || true)"
   echo "fuzz $t: $runs executions in $secs s, $cov, corpus $(ls "$build/corpus/$t" | wc -l): $status"
-  if [ "$status" != ok ]; then grep -m 3 -E 'ERROR|runtime error|fuzz: |Test unit written' "$log" >&2 || true; fi
+  if [ "$status" != ok ]; then
+    grep -m 3 -E 'ERROR|runtime error|fuzz: |Test unit written' "$log" >&2 || true
+    return 1
+  fi
+}
+
+# Each target is single-threaded: run as many at once as there are cores.
+for t in "${targets[@]}"; do seeds "$t" >/dev/null; done  # an unknown target fails before any run
+failed=0
+running=0
+for t in "${targets[@]}"; do
+  if ((running >= jobs)); then
+    wait -n || failed=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+while ((running > 0)); do
+  wait -n || failed=1
+  running=$((running - 1))
 done
 exit "$failed"

@@ -16,6 +16,7 @@ packages=(
   python3 python3-numpy python3-onnx python3-torch python3-torchvision libonnx-testdata
   python3-pil python3-skimage
   chromium snakemake
+  clang libclang-rt-14-dev
 )
 
 missing=()

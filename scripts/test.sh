@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs, builds and runs the whole test suite: each test once, the fast
-# ones under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan, which
-# builds only the tools and those tests' binaries: target fast_tests), the
+# ones under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan, clang:
+# it compiles the instrumented tree a fifth faster than g++ and its UBSan also
+# checks float-to-integer casts; only the tools and those tests' binaries:
+# target fast_tests), the
 # slow and heavy ones (whole networks) in the optimised build (build, target
 # long_tests); then each reader's fuzz target for 20 s (scripts/fuzz.sh).
 #   scripts/test.sh                       # everything
@@ -22,10 +24,11 @@ else
   phase "optimised build (tools and long tests) done"
   ctest --test-dir "$here/build" --output-on-failure -j "$jobs" --timeout 1800 -L "slow|heavy"
   phase "slow and heavy tests passed"
-  CCT_BUILD_TARGET=fast_tests "$here/scripts/setup.sh" "$here/build-asan" -DCCT_SANITIZE=ON -DCCT_BUILD_BENCH=OFF \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo
+  CC=clang CXX=clang++ CCT_BUILD_TARGET=fast_tests "$here/scripts/setup.sh" "$here/build-asan" -DCCT_SANITIZE=ON \
+    -DCCT_BUILD_BENCH=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo
   phase "sanitizer build done"
-  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+  UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:suppressions=$here/fuzz/ubsan.supp" \
     ctest --test-dir "$here/build-asan" --output-on-failure -j "$jobs" --timeout 1800 -LE "slow|heavy"
   phase "sanitizer tests passed"
   # Each reader's libFuzzer target for a short while (scripts/fuzz.sh: clang,

@@ -494,7 +494,7 @@ std::vector<QTensor> FirExecutor::run(const std::vector<Tensor>& inputs, const O
         int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
         int64_t Ho = out.shape[2], Wo = out.shape[3], P = Ho * Wo;
         int64_t G = p.groups, Cg = C / G, Mg = p.K / G;
-        auto [kh, kw] = p.window;
+        const int64_t kh = p.window[0], kw = p.window[1];
         int64_t Kdim = Cg * kh * kw;
         int32_t zp = p.in_zp[0];
         std::vector<float> col(static_cast<size_t>(Kdim * P));

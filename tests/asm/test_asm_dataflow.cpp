@@ -46,7 +46,9 @@ TEST_CASE("asm: tiles go out in numeric order, or in the string order the Schedu
   o.tile_order = assembler::detect_tile_order(ours);
   auto numeric = tiles_by_workload(assembler::assemble(sir::parse_sir(ours, "ours"), g, a, o));
   size_t longest = 0;
-  for (const auto& [wkl, tiles] : numeric) {
+  for (const auto& entry : numeric) {
+    const auto& wkl = entry.first;
+    const auto& tiles = entry.second;
     CAPTURE(wkl);
     longest = std::max(longest, tiles.size());
     for (size_t i = 0; i < tiles.size(); ++i) CHECK(tiles[i] == int32_t(i));

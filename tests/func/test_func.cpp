@@ -338,7 +338,9 @@ TEST_CASE("host layers between accelerator layers run; a host input the program 
     testing::OnnxBuilder::attr(b.node("Conv", {"x", "w1", "b1"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
     testing::OnnxBuilder::attr(b.node("Softmax", {"c"}, {"s"}), "axis", int64_t{1});
     testing::OnnxBuilder::attr(b.node("Conv", {"s", "w2", "b2"}, {"y"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
-    auto [code, msg] = error_of(compile(b, "host_middle"));
+    int code;
+    std::string msg;
+    std::tie(code, msg) = error_of(compile(b, "host_middle"));
     INFO(msg);
     CHECK(code == 0);
   }
@@ -351,7 +353,9 @@ TEST_CASE("host layers between accelerator layers run; a host input the program 
     b.node("Flatten", {"p"}, {"f"});
     testing::OnnxBuilder::attr(b.node("Gemm", {"f", "fw", "fb"}, {"y"}), "transB", int64_t{1});
     testing::OnnxBuilder::attr(b.node("Transpose", {"c"}, {"t"}), "perm", std::vector<int64_t>{0, 1, 3, 2});
-    auto [code, msg] = error_of(compile(b, "host_transpose"));
+    int code;
+    std::string msg;
+    std::tie(code, msg) = error_of(compile(b, "host_transpose"));
     INFO(msg);
     CHECK(code == 0);
   }
@@ -506,7 +510,9 @@ TEST_CASE("divergence finder: a shifted address is caught and the layer reading 
   isa::Program p = b.program;
   size_t i = nth(p, isa::Opcode::pe_conv, 2);
   p.instructions[i].set(isa::Param::DTaddr, p.instructions[i].get(isa::Param::DTaddr) + 64);
-  auto [code, msg] = run_error(c, b, p, a);
+  int code;
+  std::string msg;
+  std::tie(code, msg) = run_error(c, b, p, a);
   INFO(msg);
   CHECK(code == kExitCheckFailed);
   CHECK(msg.find("divergence in layer '") != std::string::npos);
@@ -558,7 +564,9 @@ TEST_CASE("divergence finder: a moved token is caught") {
     if (q != isa::Queue::VP) kept.push_back(q);
   first.prev = kept;
   p.instructions[nth(p, isa::Opcode::pe_conv, 1)].prev.push_back(isa::Queue::VP);
-  auto [code, msg] = run_error(c, b, p, a);
+  int code;
+  std::string msg;
+  std::tie(code, msg) = run_error(c, b, p, a);
   INFO(msg);
   CHECK(code != 0);
   CHECK((msg.find("race") != std::string::npos || msg.find("divergence") != std::string::npos));
@@ -593,7 +601,9 @@ TEST_CASE("divergence finder: a shifted si_mov address and a moved SI token on c
   {
     isa::Program p = b.program;
     p.instructions[si].set(isa::Param::DTaddr, p.instructions[si].get(isa::Param::DTaddr) + 8);
-    auto [code, msg] = run_error(c, b, p, a);
+    int code;
+    std::string msg;
+    std::tie(code, msg) = run_error(c, b, p, a);
     INFO(msg);
     CHECK(code == kExitCheckFailed);
     // The layer reading the received piece is named.
@@ -620,7 +630,9 @@ TEST_CASE("divergence finder: a shifted si_mov address and a moved SI token on c
       if (q != isa::Queue::SI) kept.push_back(q);
     p.instructions[i].prev = kept;
     p.instructions[j].prev.push_back(isa::Queue::SI);
-    auto [code, msg] = run_error(c, b, p, a);
+    int code;
+    std::string msg;
+    std::tie(code, msg) = run_error(c, b, p, a);
     INFO(msg);
     CHECK(code != 0);
     CHECK((msg.find("race") != std::string::npos || msg.find("divergence") != std::string::npos));

@@ -126,7 +126,9 @@ TEST_CASE("host layers between accelerator layers run as a round trip, bit for b
       // step ended and takes its cycles; the results are loaded after.
       auto steps = step_times(b.program, b.timing, a);
       REQUIRE(steps.size() == 2);
-      for (const auto& [tag, s] : steps) {
+      for (const auto& tag_step : steps) {
+        const auto& tag = tag_step.first;
+        const auto& s = tag_step.second;
         CAPTURE(tag);
         CHECK(s.signals > 0);
         CHECK(s.waits > 0);

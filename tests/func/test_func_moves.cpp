@@ -79,7 +79,9 @@ size_t count_ops(const fir::Graph& g, fir::Op op) {
 // the zebu-1core program.
 isa::Program check_model(const Compiled& c, const std::string& tag) {
   isa::Program first;
-  for (auto [name, pipelined] : {std::pair{"zebu-1core", false}, {"chip-64tops", false}, {"chip-64tops", true}}) {
+  for (auto name_pipelined : {std::pair{"zebu-1core", false}, {"chip-64tops", false}, {"chip-64tops", true}}) {
+    const char* name = name_pipelined.first;
+    const bool pipelined = name_pipelined.second;
     CAPTURE(name);
     CAPTURE(pipelined);
     const auto& a = arch_named(name);

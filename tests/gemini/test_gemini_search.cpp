@@ -39,7 +39,9 @@ TEST_CASE("the same seed gives the same mapping, byte for byte") {
 }
 
 TEST_CASE("searched mappings of the reference networks pass every mapping check and fit" * doctest::test_suite("heavy")) {
-  for (auto [net, batch] : {std::pair{"resnet50", 1}, std::pair{"resnet34", 4}}) {
+  for (auto net_batch : {std::pair{"resnet50", 1}, std::pair{"resnet34", 4}}) {
+    const char* net = net_batch.first;
+    const int batch = net_batch.second;
     CAPTURE(net);
     CAPTURE(batch);
     auto s = gemini_test::setup(gemini_test::reference_fir(net, batch), "chip-64tops");
@@ -124,7 +126,9 @@ TEST_CASE("--time-limit returns the best plan found in time") {
 }
 
 TEST_CASE("the scale architectures load and map a network" * doctest::test_suite("heavy")) {
-  for (auto [name, cores] : {std::pair{"chip-6x6-2x2", 36}, std::pair{"chip-16x16-2x2", 256}}) {
+  for (auto name_cores : {std::pair{"chip-6x6-2x2", 36}, std::pair{"chip-16x16-2x2", 256}}) {
+    const char* name = name_cores.first;
+    const int cores = name_cores.second;
     CAPTURE(name);
     auto s = gemini_test::setup(gemini_test::tiny_fir(), name);
     CHECK(s->arch.core_count() == cores);

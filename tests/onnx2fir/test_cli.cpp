@@ -143,7 +143,7 @@ TEST_CASE("a full run: FIR, weights, golden activations, report") {
   fir::Graph g = fir::read_fir(dir + "/out/m.fir.json");
   CHECK(g.size() == 5);  // quantize, conv2d, avg_pool2d, dense, reshape
   for (const auto& l : g.layers())
-    for (const auto& [role, file] : l.file_list) CHECK_MESSAGE(fs::exists(dir + "/data/" + file), file);
+    for (const auto& role_file : l.file_list) CHECK_MESSAGE(fs::exists(dir + "/data/" + role_file.second), role_file.second);
   CHECK(r.err.find("final output cosine") != std::string::npos);
   CHECK(r.err.find("Conv_0") != std::string::npos);
   // without --data-dir the model files go next to the FIR, golden data is not written

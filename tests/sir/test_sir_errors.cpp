@@ -289,7 +289,9 @@ TEST_CASE("reference transfer ids: every consumed id has a producer") {
     sir::Schedule s = sir::read_sir(path);
     sir::TransferIndex index(s);
     size_t consumed = 0;
-    for (const auto& [id, refs] : index.all()) {
+    for (const auto& entry : index.all()) {
+      const auto& id = entry.first;
+      const auto& refs = entry.second;
       bool produced = false, used = false;
       for (const auto& r : refs) {
         produced |= r.kind == sir::TransferRef::Kind::OfmapOut || r.kind == sir::TransferRef::Kind::DramLoad;

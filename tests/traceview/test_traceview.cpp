@@ -143,7 +143,9 @@ TEST_CASE("the summary prints the trace's totals, class counts and a layer table
     CHECK(line_starting(r.out, "instructions ") == "instructions  " + std::to_string(t.size()));
     std::map<std::string, int64_t> counts;
     for (const auto& inst : t.program.instructions) ++counts[std::string(inst.mnemonic())];
-    for (const auto& [mn, n] : counts) {
+    for (const auto& mn_n : counts) {
+      const auto& mn = mn_n.first;
+      const auto& n = mn_n.second;
       std::string l = line_starting(r.out, "  " + mn + " ");
       CAPTURE(mn);
       REQUIRE(!l.empty());
