@@ -14,7 +14,9 @@
 //    activation window and (1x1 kernels with many weights) the reload of its
 //    weights; the output path sets a floor per pixel; weights the PE reads
 //    from L2 or WL0 stream in blocks of 64 input channels that overlap the
-//    compute of the previous block; a grouped convolution runs as the
+//    compute of the previous block (a 1x1 tile's stream from L2 loses part
+//    of that overlap); 1x1 tiles whose input pixels collide in L2 banks run
+//    at a fraction of the MAC rate; a grouped convolution runs as the
 //    block-diagonal dense one, each block of array columns reading only
 //    its groups' input channels (formats/ISA_Format.md, section 9.4);
 //  - a vector-processor layer takes one cycle per 32 bytes of each pixel's
