@@ -2,9 +2,9 @@
 # Builds the libFuzzer targets of the readers (fuzz/: FIR, mapping, SIR,
 # program, trace, architecture; clang with ASan + UBSan) in build-fuzz and runs
 # each for SECONDS, as many at once as there are cores, from seeds made of the
-# project's own examples. The corpus grows in build-fuzz/corpus/<target>; a finding is saved as
-# build-fuzz/artifacts/<target>-crash-* (replay: build-fuzz/fuzz/fuzz_<target> FILE)
-# with the log in build-fuzz/logs/<target>.log. Exits 1 if any target found one.
+# project's own examples. The corpus grows in build-fuzz/corpus/<target>; a
+# finding is saved as build-fuzz/artifacts/<target>-crash-* (replay:
+# build-fuzz/fuzz/fuzz_<target> FILE) with the log in build-fuzz/logs/<target>.log. Exits 1 if any target found one.
 #   scripts/fuzz.sh [SECONDS] [TARGET...]    # default: 60 s each, every target
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

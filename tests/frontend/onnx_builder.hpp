@@ -4,6 +4,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -115,14 +116,18 @@ class OnnxBuilder {
 };
 
 // A 3x3 convolution of `x` ([N, 3, H, W], padding 1) to 4 channels and an
-// inference BatchNormalization with fixed statistics, writing `out`.
-inline OnnxBuilder& add_conv_bn(OnnxBuilder& b, const std::string& x, const std::string& out) {
+// inference BatchNormalization with fixed statistics (running variance `var`,
+// `epsilon` when given), writing `out`.
+inline OnnxBuilder& add_conv_bn(OnnxBuilder& b, const std::string& x, const std::string& out,
+                                const std::vector<float>& var = {1.0f, 0.25f, 4.0f, 0.5f},
+                                std::optional<float> epsilon = std::nullopt) {
   b.random_init("w", {4, 3, 3, 3}).random_init("cb", {4});
   b.init("scale", {4}, {1.0f, 0.5f, 2.0f, 1.5f}).init("bias", {4}, {0.1f, -0.2f, 0.3f, 0.0f});
-  b.init("mean", {4}, {0.05f, 0.1f, -0.1f, 0.2f}).init("var", {4}, {1.0f, 0.25f, 4.0f, 0.5f});
+  b.init("mean", {4}, {0.05f, 0.1f, -0.1f, 0.2f}).init("var", {4}, var);
   auto& c = b.node("Conv", {x, "w", "cb"}, {"c"});
   OnnxBuilder::attr(c, "pads", std::vector<int64_t>{1, 1, 1, 1});
-  b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {out});
+  auto& bn = b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {out});
+  if (epsilon) OnnxBuilder::attr(bn, "epsilon", *epsilon);
   return b;
 }
 

@@ -398,12 +398,7 @@ TEST_CASE("weights that fold to NaN or infinity are refused, naming the model an
     CAPTURE(var);
     OnnxBuilder b;
     b.input("x", {1, 3, 8, 8}).output("y", {1, 4, 8, 8});
-    b.random_init("w", {4, 3, 3, 3}).random_init("cb", {4});
-    b.init("scale", {4}, {1.0f, 1.0f, 1.0f, 1.0f}).init("bias", {4}, {0.0f, 0.0f, 0.0f, 0.0f});
-    b.init("mean", {4}, {0.0f, 0.0f, 0.0f, 0.0f}).init("var", {4}, {1.0f, var, 1.0f, 1.0f});
-    OnnxBuilder::attr(b.node("Conv", {"x", "w", "cb"}, {"c"}), "pads", std::vector<int64_t>{1, 1, 1, 1});
-    auto& bn = b.node("BatchNormalization", {"c", "scale", "bias", "mean", "var"}, {"y"});
-    OnnxBuilder::attr(bn, "epsilon", 0.0f);  // var 0: 1/sqrt(0) is infinite
+    cct::testing::add_conv_bn(b, "x", "y", {1.0f, var, 1.0f, 1.0f}, 0.0f);  // epsilon 0: var 0 gives 1/sqrt(0)
     frontend::CompileOptions o;
     o.calib_random = 1;
     try {
