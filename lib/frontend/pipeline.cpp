@@ -384,6 +384,7 @@ CompileResult compile_graph(interp::Graph graph, const CompileOptions& opt,
       for (size_t k = 0; k < results.size(); ++k)
         res.golden.push_back({host_graph->outputs[k].file, interp::tensor_to_npy(results[k], "model output '" + host_graph->outputs[k].name + "'")});
     }
+    res.golden_outputs = std::move(outputs);
     say("golden activations for " + std::to_string(res.golden.size()) + " tensors");
   }
 

@@ -10,6 +10,7 @@
 
 #include "frontend/calibrate.hpp"
 #include "frontend/onnx_import.hpp"
+#include "interp/fir_exec.hpp"
 #include "interp/graph.hpp"
 #include "support/npy.hpp"
 
@@ -77,6 +78,7 @@ struct CompileResult {
   std::string fir_text;                                  // the FIR JSON
   std::vector<std::pair<std::string, NpyArray>> files;   // model .npy files
   std::vector<std::pair<std::string, NpyArray>> golden;  // golden activations (when requested)
+  std::vector<interp::QTensor> golden_outputs;            // the FIR's outputs in that run, in graph output order
   std::vector<std::string> cpu_fallbacks;
   std::vector<LayerReport> report;                       // when requested, in layer order
   // Report only: final output(s), float vs INT8 before float16 rounding.

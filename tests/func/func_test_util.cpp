@@ -61,6 +61,7 @@ const Compiled& compile_model(const std::string& model_path, int batch, const st
   const fir::Layer* first = c.graph.in_index_order().front();
   c.input_path = (fs::path(c.dir) / *first->file("input_activation1")).string();
   c.input = read_npy(c.input_path);
+  c.outputs = std::move(r.golden_outputs);
   return cache.emplace(key, std::move(c)).first->second;
 }
 
@@ -102,17 +103,18 @@ func::Result run(const Compiled& c, const Built& b, const isa::Program& program,
   return func::run(program, timing, a, c.graph, b.sir, func::directory_npy_loader(c.dir), {c.input}, o);
 }
 
-std::vector<interp::QTensor> interpret(const Compiled& c) {
+std::vector<interp::QTensor> interpret(const Compiled& c) { return interpret(c, c.input); }
+
+std::vector<interp::QTensor> interpret(const Compiled& c, const NpyArray& input) {
   interp::FirExecutor ex(c.graph, interp::directory_loader(c.dir));
-  interp::Tensor x = interp::Tensor::floats(c.input.shape, c.input.to_float());
-  return ex.run({x});
+  return ex.run({interp::Tensor::floats(input.shape, input.to_float())});
 }
 
-void write_goldens(const fir::Graph& g, const interp::FirExecutor::Loader& load, const NpyArray& input,
-                   const std::string& dir) {
+std::vector<interp::QTensor> write_goldens(const fir::Graph& g, const interp::FirExecutor::Loader& load,
+                                           const NpyArray& input, const std::string& dir) {
   interp::FirExecutor ex(g, load);
   interp::Tensor x = interp::Tensor::floats(input.shape, input.to_float());
-  ex.run({x}, [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&, const interp::QTensor& out) {
+  return ex.run({x}, [&](const fir::Layer& l, const std::vector<const interp::QTensor*>&, const interp::QTensor& out) {
     if (const std::string* f = l.file("output_activation1")) write_npy((fs::path(dir) / *f).string(), out.to_npy());
   });
 }

@@ -28,6 +28,9 @@ struct Compiled {
   cct::fir::Graph graph;
   std::string input_path;  // the golden input of the first layer
   cct::NpyArray input;
+  // The interpreter's graph outputs on `input` (from onnx2fir's golden run),
+  // what a functional run must reproduce bit for bit.
+  std::vector<cct::interp::QTensor> outputs;
 };
 
 // onnx2fir's pipeline (8 seeded calibration inputs, golden activations) on a
@@ -69,8 +72,11 @@ cct::func::Result run(const Compiled& c, const Built& b, const cct::isa::Program
 
 // The quantized FIR interpreter's graph outputs for the compiled input.
 std::vector<cct::interp::QTensor> interpret(const Compiled& c);
-// Writes every layer's output (the interpreter's) as output_activation1 files into dir.
-void write_goldens(const cct::fir::Graph& g, const cct::interp::FirExecutor::Loader& load, const cct::NpyArray& input,
+// The same on another input (host layers included).
+std::vector<cct::interp::QTensor> interpret(const Compiled& c, const cct::NpyArray& input);
+// Writes every layer's output (the interpreter's) as output_activation1 files
+// into dir; returns the graph outputs.
+std::vector<cct::interp::QTensor> write_goldens(const cct::fir::Graph& g, const cct::interp::FirExecutor::Loader& load, const cct::NpyArray& input,
                    const std::string& dir);
 
 // The functional run against the quantized FIR interpreter (doctest checks):

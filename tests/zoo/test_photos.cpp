@@ -81,7 +81,7 @@ bool acceptable(const Photo& p, int64_t top, int64_t ties) {
 TEST_CASE("real photos, TFLite INT8 MobileNetV2, quantized FIR interpreter alone: top-1 names the photo") {
   const auto& c = mobilenet();
   for (const Photo& p : kPhotos) {
-    auto out = zoo::expected_outputs(c, photo_input(p.name));
+    auto out = func_test::interpret(c, photo_input(p.name));
     REQUIRE(out.size() == 1);
     REQUIRE(out[0].numel() == 1000);
     auto [top, ties] = zoo::top1(out[0]);
@@ -102,8 +102,7 @@ TEST_CASE("real photos, TFLite INT8 MobileNetV2 on zebu-1core and chip-64tops: t
       const NpyArray& x = photo_input(p.name);
       // Golden activations of this photo, for the first divergence.
       std::string golden = testing::temp_dir(std::string("zoo/photos_") + arch + "_" + p.name);
-      func_test::write_goldens(c.graph, interp::directory_loader(c.dir), x, golden);
-      auto want = zoo::expected_outputs(c, x);
+      const auto want = func_test::write_goldens(c.graph, interp::directory_loader(c.dir), x, golden);
       zoo::Case k = zoo::run(b, c, x, golden);
       std::string where = p.name + " on " + arch;
       bool same = k.ok() && k.outputs.size() == want.size() && !want.empty() &&

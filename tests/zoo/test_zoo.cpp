@@ -255,11 +255,13 @@ interp::Tensor read_pb(const fs::path& p) {
 }
 
 struct Prepared {
-  func_test::Compiled c;  // the FIR; c.input is the network input, c.dir holds weights and goldens
+  // The FIR; c.input is the network input, c.dir holds weights and goldens,
+  // c.outputs the interpreter's graph outputs (host layers included: the
+  // functional run runs them with the same interpreter).
+  func_test::Compiled c;
   std::string skipped;    // why the case is not run
   std::string stage;      // what failed before the chain: onnx2fir, or the test set
   std::string error;      // its message
-  std::vector<interp::QTensor> want;
   std::vector<std::string> dirs;  // made for it beside the compiled model's (calibration input, test data)
 };
 
@@ -308,8 +310,8 @@ Prepared prepare(const Net& n, int batch) {
       if (e.path().extension() == ".npy") fs::copy_file(e.path(), fs::path(dir) / e.path().filename());
     p.c.dir = dir;
     p.c.input = NpyArray::from_float(x.f, x.shape);
-    func_test::write_goldens(p.c.graph, interp::directory_loader(dir), p.c.input, dir);
-    auto got = func_test::interpret(p.c);
+    p.c.outputs = func_test::write_goldens(p.c.graph, interp::directory_loader(dir), p.c.input, dir);
+    const auto& got = p.c.outputs;
     bool fits = got.size() == ys.size();
     for (size_t o = 0; fits && o < got.size(); ++o) fits = got[o].shape == ys[o].shape && !got[o].is_int8();
     if (!fits) {
@@ -340,7 +342,6 @@ Prepared prepare(const Net& n, int batch) {
                                            << " is far from the test set's (cosine " << cosine << ")");
     }
   }
-  p.want = zoo::expected_outputs(p.c, p.c.input);
   return p;
 }
 
@@ -381,10 +382,10 @@ void run_matrix(int batch) {
         if (k.layers_checked < npu - moves || k.layers_checked > npu)
           problems.push_back(std::to_string(k.layers_checked) + " of " + std::to_string(npu) + " accelerator layers (" +
                              std::to_string(moves) + " data movement) matched their golden activations");
-        if (k.outputs.size() != p.want.size())
-          problems.push_back(std::to_string(k.outputs.size()) + " outputs, the interpreter has " + std::to_string(p.want.size()));
-        for (size_t o = 0; o < std::min(k.outputs.size(), p.want.size()); ++o)
-          if (!func_test::same_bits(k.outputs[o].tensor, p.want[o]))
+        if (k.outputs.size() != p.c.outputs.size())
+          problems.push_back(std::to_string(k.outputs.size()) + " outputs, the interpreter has " + std::to_string(p.c.outputs.size()));
+        for (size_t o = 0; o < std::min(k.outputs.size(), p.c.outputs.size()); ++o)
+          if (!func_test::same_bits(k.outputs[o].tensor, p.c.outputs[o]))
             problems.push_back(k.outputs[o].name + " differs from the quantized FIR interpreter's");
         // The model's outputs, when the host graph computes them: each equal to its golden.
         if (const fir::HostGraph* hg = p.c.graph.host_graph();

@@ -57,11 +57,6 @@ int64_t npu_move_layers(const fir::Graph& g) {
                        [](const fir::Layer& l) { return l.device == fir::Device::Npu && fir::is_move_op(l.op); });
 }
 
-std::vector<interp::QTensor> expected_outputs(const func_test::Compiled& c, const NpyArray& input) {
-  interp::FirExecutor ex(c.graph, interp::directory_loader(c.dir));
-  return ex.run({interp::Tensor::floats(input.shape, input.to_float())});
-}
-
 Build build(const func_test::Compiled& c, const std::string& arch_name, const std::string& dir) {
   Build b;
   Case& k = b.k;

@@ -27,11 +27,6 @@ int64_t npu_layers(const cct::fir::Graph& g);
 // are checked through their readers, whose every output is compared.
 int64_t npu_move_layers(const cct::fir::Graph& g);
 
-// What the functional run is compared with: the quantized FIR interpreter's
-// graph outputs on `input` (host layers included: the functional run runs
-// them with the same interpreter on the accelerator's outputs).
-std::vector<cct::interp::QTensor> expected_outputs(const func_test::Compiled& c, const cct::NpyArray& input);
-
 struct Case {
   std::string stage;  // the first stage that failed ("" when all passed)
   std::string error;  // its message
