@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets of the readers (fuzz/: FIR, mapping, SIR,
-# program, trace, architecture; clang with ASan + UBSan) in build-fuzz and runs
+# program, trace, architecture; clang with ASan + UBSan) in build-fuzz (or in
+# $CCT_FUZZ_BUILD, which scripts/test.sh points at its sanitizer tree) and runs
 # each for SECONDS, as many at once as there are cores, from seeds made of the
 # project's own examples. The corpus grows in build-fuzz/corpus/<target>; a
 # finding is saved as build-fuzz/artifacts/<target>-crash-* (replay:
@@ -27,8 +28,11 @@ if ! command -v clang++ >/dev/null || ! fuzzer_ok; then
   apt-get install -y -q --no-install-recommends clang libclang-rt-14-dev >/dev/null
 fi
 
-CC=clang CXX=clang++ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCT_FUZZ=ON \
-  -DCCT_BUILD_TESTS=OFF -DCCT_BUILD_BENCH=OFF >/dev/null
+# A tree configured with CCT_FUZZ already (scripts/test.sh's) is built as it is.
+if ! grep -q '^CCT_FUZZ:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  CC=clang CXX=clang++ cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCCT_FUZZ=ON \
+    -DCCT_BUILD_TESTS=OFF -DCCT_BUILD_BENCH=OFF >/dev/null
+fi
 cmake --build "$build" -j "$jobs" --target fuzz_targets
 
 seeds() {

@@ -2,7 +2,7 @@
 # Installs what the toolkit needs (Debian 12 packages, as root) and builds it.
 #   scripts/setup.sh [BUILD_DIR] [extra cmake args...]
 # Skips apt when everything is already installed; reuses an existing build dir.
-# CCT_BUILD_TARGET=T builds target T only (default: everything).
+# CCT_BUILD_TARGET="T..." builds those targets only (default: everything).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${1:-$here/build}"
@@ -36,4 +36,4 @@ fi
 
 jobs="$(nproc 2>/dev/null || echo 2)"
 cmake -S "$here" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >/dev/null
-cmake --build "$build" -j "$jobs" ${CCT_BUILD_TARGET:+--target "$CCT_BUILD_TARGET"}
+cmake --build "$build" -j "$jobs" ${CCT_BUILD_TARGET:+--target $CCT_BUILD_TARGET}
