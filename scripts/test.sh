@@ -5,11 +5,11 @@
 # checks float-to-integer casts; only the tools and those tests' binaries:
 # target fast_tests), the
 # slow and heavy ones (whole networks) in the optimised build (build, target
-# long_tests); then each reader's fuzz target for 20 s (scripts/fuzz.sh),
+# long_tests); then each reader's fuzz target for 10 s (scripts/fuzz.sh),
 # built in the sanitizer tree (target fuzz_targets).
 #   scripts/test.sh                       # everything
 #   CCT_SKIP_SANITIZE=1 scripts/test.sh   # no sanitizer pass: every test in the optimised build
-#   CCT_FUZZ_SECONDS=N scripts/test.sh    # fuzz each reader N s after the sanitizer pass (default 20, 0: none)
+#   CCT_FUZZ_SECONDS=N scripts/test.sh    # fuzz each reader N s after the sanitizer pass (default 10, 0: none)
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 jobs="$(nproc 2>/dev/null || echo 2)"
@@ -25,7 +25,7 @@ else
   phase "optimised build (tools and long tests) done"
   ctest --test-dir "$here/build" --output-on-failure -j "$jobs" --timeout 1800 -L "slow|heavy"
   phase "slow and heavy tests passed"
-  fuzz_secs="${CCT_FUZZ_SECONDS:-20}"
+  fuzz_secs="${CCT_FUZZ_SECONDS:-10}"
   targets=fast_tests
   if [ "$fuzz_secs" -gt 0 ]; then targets="fast_tests fuzz_targets"; fi
   CC=clang CXX=clang++ CCT_BUILD_TARGET="$targets" "$here/scripts/setup.sh" "$here/build-asan" -DCCT_SANITIZE=ON \
