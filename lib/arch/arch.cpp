@@ -1,6 +1,7 @@
 // Structure checks and topology of an Architecture.
 #include "arch/arch.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <deque>
@@ -256,6 +257,17 @@ void LinkResources::append_route(const Site& from, const Site& to, std::vector<i
       ++summary.d2d_crossings;
     }
   }
+}
+
+void LinkResources::append_multicast_route(const Site& from, std::span<const Site> to, std::vector<int>& resources,
+                                           RouteSummary& summary, std::vector<RouteLeg>& scratch) const {
+  std::vector<int> tree;
+  RouteSummary unused;
+  for (const Site& s : to) append_route(from, s, tree, unused, scratch);
+  std::sort(tree.begin(), tree.end());
+  tree.erase(std::unique(tree.begin(), tree.end()), tree.end());
+  for (int r : tree) ++(r < d2d_base_ ? summary.mesh_hops : summary.d2d_crossings);
+  resources.insert(resources.end(), tree.begin(), tree.end());
 }
 
 void Architecture::route_legs(const Site& from, const Site& to, std::vector<RouteLeg>& legs) const {

@@ -55,6 +55,10 @@ struct CoreSpec {
 struct NocSpec {
   double link_bytes_per_cycle = 0;  // per direction, per link
   double hop_latency_cycles = 0;    // router + link traversal
+  // Routers and the IO die copy a DRAM read to several cores: DRAM is read
+  // once and each link of the tree (LinkResources::append_multicast_route)
+  // carries the bytes once.
+  bool multicast = false;
 };
 
 // Die-to-die link parameters (all links alike).
@@ -249,6 +253,12 @@ class LinkResources {
   // and adds its mesh hops and D2D crossings to `summary`.
   void append_route(const Site& from, const Site& to, std::vector<int>& resources, RouteSummary& summary,
                     std::vector<RouteLeg>& scratch) const;
+  // The same for one transfer from `from` to every site of `to` at once
+  // (NocSpec::multicast): the union of the unicast routes, each link once
+  // (XY routes from one entry port form a tree), and its distinct mesh hops
+  // and D2D crossings. One site is append_route.
+  void append_multicast_route(const Site& from, std::span<const Site> to, std::vector<int>& resources,
+                              RouteSummary& summary, std::vector<RouteLeg>& scratch) const;
 
  private:
   const Architecture& a_;

@@ -52,6 +52,7 @@ const Constant<CoreSpec> kCore[] = {
 const Constant<NocSpec> kNoc[] = {
     {"link_bytes_per_cycle", &NocSpec::link_bytes_per_cycle, kRate, "bytes/cycle"},
     {"hop_latency_cycles", &NocSpec::hop_latency_cycles, kCycles, "cycles"},
+    {"multicast", &NocSpec::multicast, kFlag, "flag"},
 };
 
 const Constant<D2dSpec> kD2d[] = {

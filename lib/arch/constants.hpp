@@ -44,11 +44,17 @@ inline constexpr Range kPowerMw{0, false, 1e9};                 // static power
 inline constexpr Range kFraction{0, true, 1};                   // (0, 1]
 inline constexpr Range kShare{0, false, 1};                     // [0, 1]
 inline constexpr Range kClockGhz{1e-3, false, 1e3};             // clock_ghz
+inline constexpr Range kFlag{0, false, 1};                      // a capability: false or true
+
+// A capability the hardware has or lacks (JSON true/false). Flags are the
+// one kind of key that may be left out: they were added after the format's
+// first files, and leaving one out means the hardware lacks it, which is
+// what those files described.
 
 template <class S>
 struct Constant {
   std::string_view key;
-  std::variant<int64_t S::*, double S::*> member;
+  std::variant<int64_t S::*, double S::*, bool S::*> member;
   Range range;
   std::string_view unit;  // for messages and docs, e.g. "bytes", "cycles"
 };
@@ -60,8 +66,23 @@ std::string range_text(Range r);  // "in [0, 1e9]"
 std::string number_text(double v);  // short text of a bound or a value: "0.001", "65536", "1e9"
 bool in_range(double v, Range r);
 
-// Reads every constant of `table` from the object at `c` (all required) and
-// rejects keys that are neither in the table nor in `other_keys`.
+// Whether a key may be left out (flags; see kFlag).
+template <class S>
+bool is_optional(const Constant<S>& k) {
+  return std::holds_alternative<bool S::*>(k.member);
+}
+
+// The value of a constant as a number (a flag as 0 or 1).
+template <class S>
+double constant_value(const S& s, const Constant<S>& k) {
+  if (auto p = std::get_if<int64_t S::*>(&k.member)) return double(s.*(*p));
+  if (auto p = std::get_if<bool S::*>(&k.member)) return s.*(*p) ? 1.0 : 0.0;
+  return s.*std::get<double S::*>(k.member);
+}
+
+// Reads every constant of `table` from the object at `c` (all required but
+// flags, which default to false) and rejects keys that are neither in the
+// table nor in `other_keys`.
 template <class S>
 void read_constants(const JsonCursor& c, S& out, ConstantTable<S> table,
                     std::initializer_list<std::string_view> other_keys = {}) {
@@ -73,6 +94,10 @@ void read_constants(const JsonCursor& c, S& out, ConstantTable<S> table,
     if (!known) member.fail("unknown key \"" + key + "\"");
   }
   for (const auto& k : table) {
+    if (auto p = std::get_if<bool S::*>(&k.member)) {
+      out.*(*p) = c.has(k.key) && c.at(k.key).as_bool();
+      continue;
+    }
     JsonCursor v = c.at(k.key);
     double value;
     if (auto p = std::get_if<int64_t S::*>(&k.member)) {
@@ -91,11 +116,7 @@ void read_constants(const JsonCursor& c, S& out, ConstantTable<S> table,
 template <class S>
 void check_constants(const S& s, ConstantTable<S> table, const std::string& file, const std::string& pointer_prefix) {
   for (const auto& k : table) {
-    double value = 0;
-    if (auto p = std::get_if<int64_t S::*>(&k.member))
-      value = double(s.*(*p));
-    else
-      value = s.*std::get<double S::*>(k.member);
+    const double value = constant_value(s, k);
     if (!in_range(value, k.range)) {
       std::string pointer = pointer_prefix;
       append_pointer_token(pointer, k.key);
@@ -111,6 +132,8 @@ void write_constants(Json& obj, const S& s, ConstantTable<S> table) {
   for (const auto& k : table) {
     if (auto p = std::get_if<int64_t S::*>(&k.member))
       obj.set(k.key, Json(s.*(*p)));
+    else if (auto b = std::get_if<bool S::*>(&k.member))
+      obj.set(k.key, Json(s.*(*b)));
     else
       obj.set(k.key, Json(s.*std::get<double S::*>(k.member)));
   }

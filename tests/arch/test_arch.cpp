@@ -122,29 +122,41 @@ TEST_CASE("presets round-trip byte for byte and pass the schema") {
   }
 }
 
+// The keys of a table the schema must require (all but the flags).
+template <class S>
+std::vector<std::string> required_keys(ConstantTable<S> table) {
+  std::vector<std::string> out;
+  for (const auto& k : table)
+    if (!is_optional(k)) out.emplace_back(k.key);
+  return out;
+}
+
 TEST_CASE("constant tables, schema and docs list the same keys") {
   Json schema = cct::parse_json(cct::schema_text("arch"), "arch.schema.json");
   std::string doc = cct::testing::read_file(cct::testing::source_dir() + "/formats/Architecture_Format.md");
-  auto check_section = [&](const char* section, std::vector<std::string> keys,
+  auto check_section = [&](const char* section, std::vector<std::string> keys, std::vector<std::string> required_keys,
                            std::initializer_list<const char*> structural) {
     const Json* props = schema.find("properties")->find(section)->find("properties");
     REQUIRE(props != nullptr);
-    std::vector<std::string> schema_keys;
+    std::vector<std::string> schema_keys, schema_required;
     for (const auto& m : props->as_object()) schema_keys.push_back(m.first);
-    for (const char* s : structural) keys.push_back(s);
+    for (const char* s : structural) keys.push_back(s), required_keys.push_back(s);
     std::sort(keys.begin(), keys.end());
     std::sort(schema_keys.begin(), schema_keys.end());
     CHECK_MESSAGE(keys == schema_keys, "section " << section);
     const Json* required = schema.find("properties")->find(section)->find("required");
-    CHECK(required->size() == keys.size());
+    for (const auto& r : required->as_array()) schema_required.push_back(r.as_string());
+    std::sort(required_keys.begin(), required_keys.end());
+    std::sort(schema_required.begin(), schema_required.end());
+    CHECK_MESSAGE(required_keys == schema_required, "section " << section << ": required keys");
     for (const auto& k : keys) CHECK_MESSAGE(doc.find("`" + k + "`") != std::string::npos, "undocumented " << k);
   };
-  check_section("core", constant_keys(core_constants()), {});
-  check_section("noc", constant_keys(noc_constants()), {});
-  check_section("d2d", constant_keys(d2d_constants()), {"links"});
-  check_section("dram", constant_keys(dram_constants()), {"channels"});
-  check_section("energy", constant_keys(energy_constants()), {});
-  check_section("timing", constant_keys(timing_constants()), {});
+  check_section("core", constant_keys(core_constants()), required_keys(core_constants()), {});
+  check_section("noc", constant_keys(noc_constants()), required_keys(noc_constants()), {});
+  check_section("d2d", constant_keys(d2d_constants()), required_keys(d2d_constants()), {"links"});
+  check_section("dram", constant_keys(dram_constants()), required_keys(dram_constants()), {"channels"});
+  check_section("energy", constant_keys(energy_constants()), required_keys(energy_constants()), {});
+  check_section("timing", constant_keys(timing_constants()), required_keys(timing_constants()), {});
 }
 
 // Each table row's range is the schema's: same bounds, integer keys integers.
@@ -156,6 +168,10 @@ void check_schema_ranges(const Json& schema, const char* section, ConstantTable<
     INFO(section << "/" << k.key);
     const Json* p = props->find(k.key);
     REQUIRE(p != nullptr);
+    if (is_optional(k)) {  // a flag: true or false, no range
+      CHECK(p->find("type")->as_string() == "boolean");
+      continue;
+    }
     if (const Json* ref = p->find("$ref")) {
       std::string name = ref->as_string().substr(std::string("#/definitions/").size());
       p = schema.find("definitions")->find(name);
@@ -333,5 +349,39 @@ TEST_CASE("a key given twice is refused, not read as its first value") {
   for (bool schema : {false, true}) {
     CAPTURE(schema);
     CHECK(error_of(text, schema) == "t.json:6: column 21: invalid JSON: duplicate key \"clock_ghz\"");
+  }
+}
+
+TEST_CASE("multicast is a flag: true or false, left out it is false, anything else is refused") {
+  std::string text(preset_text("chip-64tops"));
+  CHECK(parse_architecture(text, "chip").noc.multicast);
+  CHECK_FALSE(load_architecture("zebu-1core").noc.multicast);
+  auto with = [&](const std::string& noc) {
+    std::string t = text;
+    const std::string from = "\"noc\": {", to = "},";
+    size_t a = t.find(from), b = t.find(to, a);
+    REQUIRE(a != std::string::npos);
+    return t.substr(0, a) + "\"noc\": {" + noc + t.substr(b);
+  };
+  // Files written before the flag describe chips without it.
+  Architecture old = parse_architecture(with("\"link_bytes_per_cycle\": 32.0, \"hop_latency_cycles\": 2.0"), "old");
+  CHECK_FALSE(old.noc.multicast);
+  // The writer always writes it.
+  CHECK(format_architecture(old).find("\"multicast\": false") != std::string::npos);
+  for (const char* bad : {"1", "\"yes\"", "null"}) {
+    CAPTURE(bad);
+    const std::string noc = std::string("\"link_bytes_per_cycle\": 32.0, \"hop_latency_cycles\": 2.0, \"multicast\": ") + bad;
+    try {
+      parse_architecture(with(noc), "bad.json");
+      FAIL("accepted multicast = " << bad);
+    } catch (const cct::Error& e) {
+      CHECK(std::string(e.what()).find("/noc/multicast") != std::string::npos);
+    }
+    try {  // the reader alone, without the schema
+      parse_architecture(with(noc), "bad.json", false);
+      FAIL("accepted multicast = " << bad);
+    } catch (const cct::Error& e) {
+      CHECK(std::string(e.what()).find("/noc/multicast") != std::string::npos);
+    }
   }
 }

@@ -178,3 +178,53 @@ TEST_CASE("link resources: one per directed NoC link and D2D direction, routes c
       }
     }
 }
+
+TEST_CASE("multicast routes: the union of the unicast routes, each link once") {
+  for (const char* name : {"chip-64tops", "chip-6x6-2x2"}) {
+    CAPTURE(name);
+    Architecture c = load_architecture(name);
+    LinkResources links(c, 1);
+    std::vector<RouteLeg> scratch;
+    const Site dram = c.dram_site(0);
+    auto unicast = [&](int core) {
+      std::vector<int> res;
+      RouteSummary s;
+      links.append_route(dram, c.core_site(core), res, s, scratch);
+      return res;
+    };
+    // One destination: the unicast route's links and length.
+    for (int core = 0; core < c.core_count(); ++core) {
+      std::vector<int> res;
+      RouteSummary s;
+      const Site to[] = {c.core_site(core)};
+      links.append_multicast_route(dram, to, res, s, scratch);
+      std::vector<int> want = unicast(core);
+      std::sort(want.begin(), want.end());
+      CHECK(res == want);
+      RouteSummary u = c.route(dram, c.core_site(core));
+      CHECK(s.mesh_hops == u.mesh_hops);
+      CHECK(s.d2d_crossings == u.d2d_crossings);
+    }
+    // Every core: each link of any unicast route once, no other link.
+    std::vector<Site> all;
+    std::vector<int> want;
+    int unicast_links = 0;
+    for (int core = 0; core < c.core_count(); ++core) {
+      all.push_back(c.core_site(core));
+      std::vector<int> u = unicast(core);
+      unicast_links += int(u.size());
+      want.insert(want.end(), u.begin(), u.end());
+    }
+    std::sort(want.begin(), want.end());
+    want.erase(std::unique(want.begin(), want.end()), want.end());
+    std::vector<int> res;
+    RouteSummary s;
+    links.append_multicast_route(dram, all, res, s, scratch);
+    CHECK(res == want);
+    CHECK(s.mesh_hops + s.d2d_crossings == int(res.size()));
+    CHECK(int(res.size()) < unicast_links);  // shared links are charged once
+    int d2d = 0;
+    for (int r : res) d2d += r >= links.d2d_base();
+    CHECK(s.d2d_crossings == d2d);
+  }
+}
