@@ -81,8 +81,9 @@ class Checker {
       cfg_[{in.mapping.core, in.op() == Opcode::lw_cfg}] = i;
       return;
     }
-    if (in.op() != Opcode::ldw_mov && in.op() != Opcode::lw_mov) return;
-    auto it = cfg_.find({in.mapping.core, in.op() == Opcode::lw_mov});
+    const Opcode op = isa::unicast_load_of(in.op());  // a multicast member is checked as its load
+    if (op != Opcode::ldw_mov && op != Opcode::lw_mov) return;
+    auto it = cfg_.find({in.mapping.core, op == Opcode::lw_mov});
     if (it == cfg_.end()) return;  // the planner refused it
     auto w = in.list(Param::Wsize);
     auto c = prog_.instructions[it->second].list(Param::SWsize);
@@ -107,6 +108,13 @@ isa::CheckReport check(const isa::Program& program, const arch::Architecture& ar
   o.file = file;
   if (dram) o.dram_weight_bytes = dram->weight_bytes, o.dram_activation_bytes = dram->activation_bytes;
   footprint::check_program(arch, program, o);
+  // Multicast loads run only where the NoC multicasts, as in zebusim.
+  if (!arch.noc.multicast)
+    for (size_t i = 0; i < program.size(); ++i)
+      if (isa::is_multicast_load(program.instructions[i].op()))
+        throw_input_error(at_line(file, long(i) + 1, std::string(program.instructions[i].mnemonic()) +
+                                                         ": a multicast load, but architecture \"" + arch.name +
+                                                         "\" has no multicast (noc.multicast is false)"));
   return Checker(program, max_diagnostics).run();
 }
 

@@ -135,14 +135,15 @@ class Planner::Records {
   explicit Records(const Planner& p) : p_(p), maps_(size_t(std::max(p.a_.core_count(), 0))) {}
 
   void follow(size_t i, const Step& s) {
-    const Instruction& in = p_.prog_.instructions[i];
+    // A multicast member loads its core's records as its unicast load does.
+    const Opcode op = isa::unicast_load_of(p_.prog_.instructions[i].op());
     // Weight record runs are followed unwrapped: no program has weights
     // around the end of L2 (the ring rule is read off an activation store).
-    if (in.op() == Opcode::ldw_mov || in.op() == Opcode::lw_mov)
+    if (op == Opcode::ldw_mov || op == Opcode::lw_mov)
       for (const auto* blocks : {&s.reads, &s.writes})
         for (const Block& b : *blocks)
           if (b.wrap > 0) p_.fail(i, "weight records that wrap around the end of L2 are not supported");
-    switch (in.op()) {
+    switch (op) {
       case Opcode::ldw_mov:
         load(i, map(s.writes[0], kL2), s.writes[0], s.records);
         return;
@@ -426,7 +427,9 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
     x.base = base, x.bytes = int64_t(bytes);
     return x;
   };
-  switch (in.op()) {
+  // A multicast member moves what its unicast load moves, on its own core.
+  const Opcode op = isa::unicast_load_of(in.op());
+  switch (op) {
     case Opcode::ct_st:
     case Opcode::ct_bc:
     case Opcode::ct_ed:
@@ -436,7 +439,7 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
     case Opcode::lda_mov:
     case Opcode::sta_mov:
     case Opcode::dt_cal: {
-      const bool load = in.op() == Opcode::lda_mov, store = in.op() == Opcode::sta_mov;
+      const bool load = op == Opcode::lda_mov, store = op == Opcode::sta_mov;
       const Instruction& c = need(load ? Opcode::lda_cfg : store ? Opcode::sta_cfg : Opcode::dt_cfg, kFm);
       auto tile = in.list(Param::Tile);
       positive(tile, "Tile");
@@ -454,7 +457,7 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
     }
     case Opcode::ldw_mov:
     case Opcode::lw_mov: {
-      const bool lw = in.op() == Opcode::lw_mov;
+      const bool lw = op == Opcode::lw_mov;
       const Instruction& c = need(lw ? Opcode::lw_cfg : Opcode::ldw_cfg, kFm);
       auto ws = in.list(Param::Wsize);
       positive(ws, "Wsize");
@@ -463,7 +466,7 @@ void Planner::plan_one(size_t i, Step& s, std::array<int32_t, isa::kOpcodeCount>
       WeightRecord r = weight_record(a_, ws[1], ws[2], ws[3], fmt(c, Param::DF));
       const __int128 bytes = __int128(ws[0]) * r.bytes();
       s.records = r;
-      Space from = (!lw || in.get(Param::SS) != 0) ? Space::DramWeights : Space::L2;
+      Space from = (!lw || in.op() == Opcode::lw_mc || in.get(Param::SS) != 0) ? Space::DramWeights : Space::L2;
       s.reads.push_back(contiguous(from, in.get(Param::STaddr), bytes));
       s.writes.push_back(lw ? contiguous(Space::Wl0, in.get(Param::DTaddr) * a_.core.wl0_row_bytes, bytes)
                             : contiguous(Space::L2, in.get(Param::DTaddr), bytes));

@@ -273,7 +273,7 @@ void Runner::check_host_order(const assembler::DramLayout& layout) const {
             throw_input_error(line(i) + ": " + describe(i) + " stores an input of " + step + " until cycle " +
                               std::to_string(t_[i].end) + ", but the host reads it at cycle " + std::to_string(w.start) +
                               " (" + line(w.first) + ", ct_hw): no ct_hs waits for this store");
-      if (op == Opcode::lda_mov && t_[i].start < w.done)
+      if (isa::unicast_load_of(op) == Opcode::lda_mov && t_[i].start < w.done)
         for (const Block& b : m_->step(i).reads)
           if (hits(b, written))
             throw_input_error(line(i) + ": " + describe(i) + " loads a result of " + step + " at cycle " +

@@ -6,6 +6,7 @@
 #include <deque>
 #include <map>
 
+#include "isa/multicast.hpp"
 #include "support/error.hpp"
 
 namespace cct::isa {
@@ -32,6 +33,7 @@ class Runner {
 
   CheckReport run() {
     build_queues();
+    groups_ = group_multicast_loads(prog_, [&](size_t i, const std::string& m) { add(true, i, m); });
     check_transfer_ends();
     check_host_steps();
     execute();
@@ -187,6 +189,24 @@ class Runner {
     return true;
   }
 
+  // A multicast group fires when every member is at the head of its queue
+  // with its tokens (one DRAM read for all; formats/ISA_Format.md 5b).
+  bool try_group(size_t index) {
+    const MulticastGroup& g = groups_.groups[size_t(groups_.group_of[index])];
+    std::vector<Core*> at;
+    for (uint32_t m : g.members) {
+      const Instruction& inst = prog_.instructions[m];
+      Core* c = core_by_id(inst.mapping.core);
+      if (!c || head_of(*c, static_cast<int>(inst.queue())) != int64_t(m) || !tokens_ready(*c, inst)) return false;
+      at.push_back(c);
+    }
+    for (size_t k = 0; k < g.members.size(); ++k) {
+      fire(*at[k], g.members[k]);
+      work_.push_back({at[k], static_cast<int>(prog_.instructions[g.members[k]].queue())});
+    }
+    return true;
+  }
+
   void execute() {
     for (auto& c : cores_)
       for (int q = 0; q < kQ; ++q) work_.push_back({&c, q});
@@ -200,6 +220,10 @@ class Runner {
         if (!tokens_ready(*c, inst)) break;
         if (inst.op() == Opcode::so_mov || inst.op() == Opcode::si_mov) {
           if (!try_transfer(*c, q, static_cast<size_t>(head))) break;
+          continue;
+        }
+        if (is_multicast_load(inst.op())) {
+          if (!try_group(static_cast<size_t>(head))) break;
           continue;
         }
         if (inst.op() == Opcode::ct_hw && !host_step_ready(inst)) break;
@@ -232,6 +256,9 @@ class Runner {
         }
         if (why.empty() && inst.op() == Opcode::ct_hw)
           why = "host step " + std::to_string(inst.get(Param::TAG)) + ", some ct_hs of which never run";
+        if (why.empty() && is_multicast_load(inst.op()))
+          why = "the other members of its multicast group (TAG " + std::to_string(inst.get(Param::TAG)) +
+                "), some of which never reach the head of their queue with their tokens";
         if (why.empty()) why = "its transfer partner, which never reaches the head of its queue with its tokens";
         size_t left = c.queue[q].size() - c.head[q];
         add(true, static_cast<size_t>(head),
@@ -275,6 +302,7 @@ class Runner {
   std::deque<Work> work_;
   size_t fired_ = 0;
   std::map<int64_t, int64_t> host_signals_, host_fired_;  // TAG -> ct_hs in the program / fired
+  MulticastGroups groups_;
 };
 
 }  // namespace

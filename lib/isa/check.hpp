@@ -1,11 +1,11 @@
 // Program-level checks that no single line can show: whether the queue
 // tokens let every instruction run (no deadlock, nothing left over) and
-// whether core-to-core sends and receives pair up.
+// whether core-to-core sends and receives pair up and multicast loads group up.
 //
 // check_program() runs the program without timing: each core's queues issue
 // in order, an instruction fires once the tokens named by its Prev_Insts are
-// available, and an so_mov fires together with the si_mov it meets (see
-// formats/ISA_Format.md). Reading a program does not run these checks; the
+// available, an so_mov fires together with the si_mov it meets, and the
+// members of a multicast load together (see formats/ISA_Format.md). Reading a program does not run these checks; the
 // assembler calls them on what it generates, the simulator before it runs.
 #pragma once
 

@@ -195,6 +195,15 @@ CCT_DEFINE_PARAMS(vp_cfg_pl, L(P::DILATION, 2), I(P::PLDIV))
 // to finish the step (ct_hw, which carries the step's work).
 CCT_DEFINE_PARAMS(ct_hs, I(P::TAG), PREV, NEXT)
 CCT_DEFINE_PARAMS(ct_hw, I(P::TAG), I(P::HOPS), I(P::HBYTES), PREV, NEXT)
+// Multicast loads (our extension, see formats/ISA_Format.md): the unicast
+// load's parameters after the group's TAG and its MEMBERS count (lw_mc always
+// reads DRAM, so it has no SS).
+CCT_DEFINE_PARAMS(lda_mc, I(P::TAG), I(P::MEMBERS), I(P::RS), I(P::DBSG), I(P::STaddr), I(P::DTaddr), L(P::Tile, 4),
+                  PREV, NEXT)
+CCT_DEFINE_PARAMS(ldw_mc, I(P::TAG), I(P::MEMBERS), I(P::RS), I(P::DBSG), I(P::STaddr), I(P::DTaddr), L(P::Wsize, 4),
+                  PREV, NEXT)
+CCT_DEFINE_PARAMS(lw_mc, I(P::TAG), I(P::MEMBERS), EL(P::XYmode, EC::XCutMode, EC::YCutMode), I(P::SBSG),
+                  I(P::STaddr), I(P::DTaddr), L(P::Wsize, 4), PREV, NEXT)
 #undef CCT_DEFINE_PARAMS
 
 constexpr Queue queue_of(std::string_view mn) {

@@ -114,7 +114,7 @@ const EnumMember* find_enum_value(EnumClass c, int32_t value);
   X(SUMV) X(MULV) X(QCS) X(QSMD) X(IQCS) X(IQB0) X(IQK0) X(IQB1) X(IQK1) X(T1F) X(T0F) X(PADV_AREA) X(IQEN)       \
   X(QEN) X(SHMD) X(GPMD) X(CMPD) X(TREED) X(ACCD) X(TM) X(SWRS) X(LUT) X(IPH) X(IPW) X(DCORE) X(SCORE) X(TAG)     \
   X(GROUPS) X(DILATION) X(ACTPM1) X(RSMD) X(RSKH) X(RSKW) X(RSBH) X(RSBW) X(RSIN) X(RSOO) X(RSIO) X(PLDIV) X(HOPS)  \
-  X(HBYTES) X(Prev_Insts) X(Next_Insts)
+  X(HBYTES) X(MEMBERS) X(Prev_Insts) X(Next_Insts)
 
 enum class Param : uint8_t {
 #define CCT_X(name) name,
@@ -137,7 +137,7 @@ std::optional<Param> find_param(std::string_view name);
   X(pe_cfg_pm) X(pe_cfg_dq) X(pe_cfg_tp) X(pe_cfg_gp) X(pe_conv) X(vp_cfg_gcs) X(vp_cfg_gms) X(vp_cfg_sms)      \
   X(vp_cfg_qp) X(vp_cfg_iq) X(vp_cfg_iq1) X(vp_cfg_fm) X(vp_cfg_tp) X(vp_cfg_fm1) X(vp_cfg_act) X(vp_self)      \
   X(vp_pool) X(dt_cfg) X(dt_cal) X(sta_cfg) X(sta_mov) X(so_cfg) X(so_mov) X(si_cfg) X(si_mov) X(vp_cfg_rs) X(vp_cfg_pl) \
-  X(ct_hs) X(ct_hw)
+  X(ct_hs) X(ct_hw) X(lda_mc) X(ldw_mc) X(lw_mc)
 
 enum class Opcode : uint8_t {
 #define CCT_X(name) name,
@@ -197,5 +197,23 @@ inline std::string_view mnemonic(Opcode op) { return opcode_info(op).mnemonic; }
 
 // Position of p in op's parameter list, or -1 when op has no such parameter.
 inline int param_index(Opcode op, Param p) { return detail::kParamIndex[static_cast<int>(op)][static_cast<int>(p)]; }
+
+// Multicast loads (our extension, formats/ISA_Format.md section 5b): one
+// DRAM read delivered to several cores, each of which holds one member
+// instruction. On its own core a member is the unicast load it names here
+// (lda_mc: lda_mov, ldw_mc: ldw_mov, lw_mc: lw_mov with SS = 1), with the
+// same parameters and configuration.
+inline bool is_multicast_load(Opcode op) {
+  return op == Opcode::lda_mc || op == Opcode::ldw_mc || op == Opcode::lw_mc;
+}
+// The unicast load a member performs on its core; any other opcode itself.
+inline Opcode unicast_load_of(Opcode op) {
+  switch (op) {
+    case Opcode::lda_mc: return Opcode::lda_mov;
+    case Opcode::ldw_mc: return Opcode::ldw_mov;
+    case Opcode::lw_mc: return Opcode::lw_mov;
+    default: return op;
+  }
+}
 
 }  // namespace cct::isa

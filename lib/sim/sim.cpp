@@ -1,6 +1,7 @@
 #include "sim/sim.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -9,6 +10,7 @@
 #include <tuple>
 
 #include "footprint/footprint.hpp"
+#include "isa/multicast.hpp"
 #include "support/error.hpp"
 #include "timing/instruction_model.hpp"
 
@@ -58,6 +60,27 @@ class Network {
     return cache_.emplace(key, std::move(r)).first->second;
   }
 
+  // One multicast from a DRAM site to several cores: the DRAM pool and the
+  // tree's links, each once (arch::LinkResources::append_multicast_route).
+  // Its latency is the nearest member's; each member's own is route()'s.
+  const Route& multicast_route(const arch::Site& dram, const std::vector<int>& cores) {
+    auto key = std::make_pair(std::array<int, 3>{dram.die, dram.x, dram.y}, cores);
+    auto it = tree_cache_.find(key);
+    if (it != tree_cache_.end()) return it->second;
+    Route r;
+    r.resources.push_back(0);
+    std::vector<arch::Site> sites;
+    r.latency = std::numeric_limits<int64_t>::max();
+    for (int c : cores) {
+      sites.push_back(a_.core_site(c));
+      r.latency = std::min(r.latency, route(dram, sites.back(), true).latency);
+    }
+    arch::RouteSummary s;
+    links_.append_multicast_route(dram, sites, r.resources, s, legs_);
+    r.hops = s.mesh_hops, r.crossings = s.d2d_crossings;
+    return tree_cache_.emplace(std::move(key), std::move(r)).first->second;
+  }
+
   // The DRAM channel a core reaches with the least latency (ties: lowest id).
   const arch::Site& nearest_dram(int core) {
     auto it = dram_choice_.find(core);
@@ -78,6 +101,7 @@ class Network {
   arch::LinkResources links_;  // after resource 0
   std::vector<arch::RouteLeg> legs_;
   std::map<std::tuple<int, int, int, int, int, int, bool>, Route> cache_;
+  std::map<std::pair<std::array<int, 3>, std::vector<int>>, Route> tree_cache_;
   std::map<int, int> dram_choice_;
 };
 
@@ -89,6 +113,7 @@ struct Flow {
   size_t first = 0;       // the instruction the flow serves (send: the so_mov)
   size_t second = SIZE_MAX;  // receive side of a transfer
   int64_t tail = 0;       // cycles from the last byte sent to the receive side's end
+  int32_t group = -1;     // a multicast load's group: every member ends with it
   uint32_t version = 0;
   bool active = false;
 };
@@ -121,6 +146,9 @@ struct Job {
   int64_t bytes = 0;
   int64_t ops = 0;
   double energy = 0;  // pJ, before link energy
+  // A multicast member other than its group's first: the group's DRAM read
+  // and links are charged to the first (lowest core).
+  bool shares_read = false;
 };
 
 struct QueueState {
@@ -195,6 +223,17 @@ class Engine {
       auto op = prog_.instructions[i].op();
       if (op == Opcode::vp_self || op == Opcode::vp_pool) ++vp_parts[{core_[i], prog_.instructions[i].mapping.wkl}];
     }
+    // Multicast loads: the k-th member of each TAG on each core form a group
+    // (formats/ISA_Format.md 5b), which only a multicast NoC can run.
+    groups_ = isa::group_multicast_loads(
+        prog_, [&](size_t i, const std::string& m) { throw_input_error(line_of(opt_, i) + ": " + m); });
+    if (!groups_.groups.empty() && !a_.noc.multicast) {
+      const size_t i = groups_.groups[0].members[0];
+      throw_input_error(line_of(opt_, i) + ": " + std::string(prog_.instructions[i].mnemonic()) +
+                        ": a multicast load, but architecture \"" + a_.name +
+                        "\" has no multicast (noc.multicast is false)");
+    }
+    group_ready_.assign(groups_.groups.size(), 0);
     std::vector<timing::CoreModel> models(size_t(ncores_), timing::CoreModel{a_});
     // What each instruction reads and writes: the functional model's rules
     // (inside L2 and WL0, weights read as they were loaded), DRAM sizes unknown.
@@ -210,12 +249,23 @@ class Engine {
       // refuses with the same message.
       footprints.plan(i, step);
       timing::Work w = models[size_t(core_[i])].price(inst, parts, opt_.file, long(i) + 1);
-      work_[i] = Job{w.kind, w.cycles, w.bytes, w.ops, w.energy.total()};
+      const int32_t g = groups_.group_of[i];
+      const bool shares = g >= 0 && groups_.groups[size_t(g)].members.front() != i;
+      if (shares) w.energy.dram = 0;  // DRAM is read once, for the group's first member
+      work_[i] = Job{w.kind, w.cycles, w.bytes, w.ops, w.energy.total(), shares};
       if ((w.kind == WorkKind::DramLoad || w.kind == WorkKind::DramStore) && a_.dram_channels.empty())
         throw_input_error(line_of(opt_, i) + ": " + std::string(inst.mnemonic()) + " needs DRAM but architecture \"" + a_.name +
                           "\" has no DRAM channel");
       result_.stats.energy += w.energy;
     }
+    // Every member lands the same bytes (their configurations agree).
+    for (const auto& grp : groups_.groups)
+      for (uint32_t m : grp.members)
+        if (work_[m].bytes != work_[grp.members[0]].bytes)
+          throw_input_error(line_of(opt_, m) + ": " + std::string(prog_.instructions[m].mnemonic()) + " moves " +
+                            std::to_string(work_[m].bytes) + " bytes, the first member of its multicast group (" +
+                            line_of(opt_, grp.members[0]) + ") " + std::to_string(work_[grp.members[0]].bytes) +
+                            ": their configurations (data format) differ");
     pair_transfers();
     prepare_host();
   }
@@ -385,6 +435,11 @@ class Engine {
       if (ready_[partner_[i]]) start_transfer(w.kind == WorkKind::Send ? i : partner_[i], now);
       return;
     }
+    if (const int32_t g = groups_.group_of[i]; g >= 0) {
+      ready_[i] = true;
+      if (++group_ready_[size_t(g)] == groups_.groups[size_t(g)].members.size()) start_group(g, now);
+      return;
+    }
     mark_started(i, now);
     if (w.kind == WorkKind::Fixed) {
       push(now, w.cycles, kEnd, uint32_t(i));
@@ -423,6 +478,26 @@ class Engine {
     route_[recv] = route_[send];
     uint32_t f = new_flow(send, recv, double(work_[send].bytes), &route_[send]->resources, route_[send]->latency);
     begin_stream(f);
+  }
+
+  // A multicast load starts when its last member is ready: one DRAM read
+  // streams over the tree (the DRAM pool and each link once); a member ends
+  // when the last byte has travelled its own route.
+  void start_group(int32_t g, int64_t now) {
+    const auto& members = groups_.groups[size_t(g)].members;
+    std::vector<int> cores;
+    for (uint32_t m : members) {
+      mark_started(m, now);
+      cores.push_back(core_[m]);
+    }
+    const size_t lead = members.front();
+    const arch::Site& dram = net_.nearest_dram(core_[lead]);
+    const Route& tree = net_.multicast_route(dram, cores);
+    route_[lead] = &tree;  // the group's links, charged once
+    int64_t latency = std::llround(a_.dram.latency_cycles + a_.timing.ld_fixed_cycles) + tree.latency;
+    uint32_t f = new_flow(lead, SIZE_MAX, double(work_[lead].bytes), &tree.resources, 0);
+    flows_[f].group = g;
+    push(now, latency, kStream, f);
   }
 
   void begin_stream(uint32_t f) {
@@ -494,8 +569,21 @@ class Engine {
     active_.erase(std::remove(active_.begin(), active_.end(), f), active_.end());
     size_t first = x.first, second = x.second;
     int64_t tail = x.tail;
-    finish(first);
-    if (second != SIZE_MAX) push(now_, tail, kEnd, uint32_t(second));
+    if (x.group >= 0) {
+      // Each member ends when the bytes have come its own way: its route's
+      // latency past the nearest member's (which the stream started after).
+      const auto& members = groups_.groups[size_t(x.group)].members;
+      const int64_t nearest = route_[first]->latency;
+      const arch::Site& dram = net_.nearest_dram(core_[first]);
+      for (uint32_t m : members) {
+        int64_t extra = net_.route(dram, a_.core_site(core_[m]), true).latency - nearest;
+        if (extra <= 0) finish(m);
+        else push(now_, extra, kEnd, m);
+      }
+    } else {
+      finish(first);
+      if (second != SIZE_MAX) push(now_, tail, kEnd, uint32_t(second));
+    }
     if (!active_.empty()) reallocate();
   }
 
@@ -559,6 +647,12 @@ class Engine {
                  " of whose ct_hs never ran";
         } else if (ready_[i] && partner_[i] != SIZE_MAX) {
           msg += " waits for its partner at " + line_of(opt_, partner_[i]);
+        } else if (ready_[i] && groups_.group_of[i] >= 0) {
+          const auto& grp = groups_.groups[size_t(groups_.group_of[i])];
+          std::string waiting;
+          for (uint32_t m : grp.members)
+            if (!ready_[m]) waiting += std::string(waiting.empty() ? "" : ", ") + line_of(opt_, m);
+          msg += " waits for the other members of its multicast group (TAG " + std::to_string(grp.tag) + "): " + waiting;
         } else if (s.busy) {
           msg += " is running";
         } else {
@@ -595,7 +689,7 @@ class Engine {
       qstat.busy_cycles = timing::add_cycles(qstat.busy_cycles, dur);
       if (inst.op() == Opcode::pe_conv) st.macs += w.ops;
       if (inst.op() == Opcode::vp_self || inst.op() == Opcode::vp_pool || inst.op() == Opcode::dt_cal) st.vp_ops += w.ops;
-      if (w.kind == WorkKind::DramLoad) st.dram_read_bytes += w.bytes;
+      if (w.kind == WorkKind::DramLoad && !w.shares_read) st.dram_read_bytes += w.bytes;
       if (w.kind == WorkKind::DramStore) st.dram_write_bytes += w.bytes;
       if (w.kind == WorkKind::Send) st.transfer_bytes += w.bytes;
       if (route_[i] != nullptr && w.kind != WorkKind::Receive) {
@@ -646,6 +740,8 @@ class Engine {
   std::vector<Job> work_;
   std::vector<bool> ready_;
   std::vector<size_t> partner_;
+  isa::MulticastGroups groups_;
+  std::vector<size_t> group_ready_;  // members at the head of their queue with their tokens
   std::vector<const Route*> route_;
   std::vector<QueueState> queues_;
   std::vector<int64_t> produced_, consumed_;

@@ -60,7 +60,9 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
     have_cfg_[size_t(inst.op())] = true;
     return fixed(tm.config_cycles);
   }
-  switch (inst.op()) {
+  // A multicast member is priced as the unicast load it performs on its
+  // core; the simulator reads DRAM once for its group.
+  switch (isa::unicast_load_of(inst.op())) {
     case Opcode::ct_st:
     case Opcode::ct_bc:
     case Opcode::ct_ed:
@@ -98,13 +100,13 @@ Work CoreModel::price(const isa::Instruction& inst, int64_t vp_parts, const std:
     }
     case Opcode::ldw_mov:
     case Opcode::lw_mov: {
-      bool lw = inst.op() == Opcode::lw_mov;
+      bool lw = inst.op() == Opcode::lw_mov || inst.op() == Opcode::lw_mc;
       const auto& cfg = config(lw ? Opcode::lw_cfg : Opcode::ldw_cfg, inst, file, line);
       auto ws = inst.list(Param::Wsize);
       check_dims(ws, "Wsize", inst, file, line);
       int64_t bytes = weight_bytes(a, at(ws, 0), at(ws, 1), at(ws, 2), at(ws, 3), format_bytes(cfg.get(Param::DF)));
       if (lw) {
-        bool from_dram = inst.get(Param::SS) != 0;
+        bool from_dram = inst.op() == Opcode::lw_mc || inst.get(Param::SS) != 0;
         wl0_in_l2_[inst.get(Param::DTaddr)] = !from_dram;
         // SS=0 copies nothing: the PE streams those weights from L2 itself.
         if (!from_dram) return fixed(tm.lw_fixed_cycles);

@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "fir/host_graph.hpp"
+#include "isa/multicast.hpp"
 #include "support/cli.hpp"
 #include "support/error.hpp"
 #include "timing/instruction_model.hpp"
@@ -45,7 +46,10 @@ bool is_dram_read_opcode(const isa::Instruction& inst) {
   // The timing model's classification, used only when it could not price the trace.
   switch (inst.op()) {
     case Opcode::lda_mov:
-    case Opcode::ldw_mov: return true;
+    case Opcode::ldw_mov:
+    case Opcode::lda_mc:
+    case Opcode::ldw_mc:
+    case Opcode::lw_mc: return true;
     case Opcode::lw_mov: return inst.get(Param::SS) != 0;
     default: return false;
   }
@@ -217,6 +221,13 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
               "); MACs and DRAM bytes come from the trace alone");
   }
 
+  // A multicast group reads DRAM once: its first member (lowest core) counts
+  // the bytes, as zebusim does (formats/ISA_Format.md 5b).
+  const isa::MulticastGroups groups = isa::group_multicast_loads(t.program, [](size_t, const std::string&) {});
+  auto shares_read = [&](size_t i) {
+    const int32_t g = groups.group_of[i];
+    return g >= 0 && groups.groups[size_t(g)].members.front() != i;
+  };
   a.lane_of.resize(n);
   a.macs_of.assign(n, 0);
   a.dram_read_of.assign(n, 0);
@@ -243,7 +254,7 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
       a.macs_of[i] = tm.has(trace::Timing::kOps) ? tm.ops : work.empty() ? 0 : work[i].ops;
       add_to(a.macs, a.macs_of[i]);
     }
-    bool read = work.empty() ? is_dram_read_opcode(inst) : work[i].kind == timing::WorkKind::DramLoad;
+    bool read = (work.empty() ? is_dram_read_opcode(inst) : work[i].kind == timing::WorkKind::DramLoad) && !shares_read(i);
     bool write = work.empty() ? inst.op() == Opcode::sta_mov : work[i].kind == timing::WorkKind::DramStore;
     int64_t bytes = tm.has(trace::Timing::kBytes) ? tm.bytes : work.empty() ? 0 : work[i].bytes;
     if (read) a.dram_read_of[i] = bytes, add_to(a.dram_read, bytes);
