@@ -128,6 +128,20 @@ std::vector<Dependence> binding_dependences(const trace::Trace& t, std::vector<i
       }
     }
   }
+  // Multicast groups (formats/ISA_Format.md 5b) start together when their
+  // last member is ready: each member is held back by whatever held back the
+  // others. Each member links to the next of its group (by core), so the
+  // partner links walk round the group.
+  const isa::MulticastGroups groups = isa::group_multicast_loads(t.program, [](size_t, const std::string&) {});
+  for (const auto& g : groups.groups)
+    for (size_t k = 0; k < g.members.size(); ++k) {
+      const size_t me = g.members[k];
+      if (partners_out && g.members.size() > 1) partner[me] = g.members[(k + 1) % g.members.size()];
+      for (uint32_t other : g.members) {
+        const Dependence& o = own[other];
+        if (other != me && o.pred >= 0) consider(dep[me], o.pred, EdgeKind::Transfer, o.token_from, t.timing[me].start);
+      }
+    }
   if (partners_out) *partners_out = std::move(partner);
   return dep;
 }

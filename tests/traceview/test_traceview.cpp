@@ -675,3 +675,50 @@ TEST_CASE("random and extreme traces: every view works and per-layer cycles stil
     CHECK(c.first_divergence == -1);
   }
 }
+
+TEST_CASE("a multicast group: every member starts with the last one ready and links round the group") {
+  using isa::Opcode;
+  using isa::Param;
+  using isa::Queue;
+  isa::Program p;
+  auto add = [&](Opcode op, int core, std::initializer_list<Queue> prev, std::initializer_list<Queue> next) -> isa::Instruction& {
+    isa::Instruction inst(op);
+    inst.mapping.core = core;
+    inst.prev = isa::QueueList(prev);
+    inst.next = isa::QueueList(next);
+    p.instructions.push_back(inst);
+    return p.instructions.back();
+  };
+  auto member = [&](int core) {
+    add(Opcode::ldw_cfg, core, {}, {}).set_list(Param::SWsize, {64, 3, 3});
+    auto& m = add(Opcode::ldw_mc, core, {Queue::CT}, {});
+    m.set(Param::TAG, 5);
+    m.set(Param::MEMBERS, 2);
+    m.set_list(Param::Wsize, {64, 64, 3, 3});
+  };
+  add(Opcode::ct_st, 0, {}, {Queue::LD});                 // 0
+  member(0);                                              // 1, 2
+  add(Opcode::ct_st, 1, {}, {});                          // 3: core 1's CT queue runs three
+  add(Opcode::ct_bc, 1, {}, {}).set(Param::BCS, 0);       // 4  instructions before it releases
+  add(Opcode::ct_bc, 1, {}, {Queue::LD}).set(Param::BCS, 1);  // 5  its member: it starts late
+  member(1);                                              // 6, 7
+  arch::Architecture a = arch::load_architecture("chip-64tops");
+  trace::Trace t;
+  t.program = p;
+  t.timing = sim::simulate(p, a).timing;
+  REQUIRE(t.timing[2].start == t.timing[7].start);
+  REQUIRE(t.timing[7].start == t.timing[5].end);
+  traceview::Analysis an = analyze(t, a);
+  check_invariants(t, an);
+  // Core 0's member waited for core 1's ct_bc through its group.
+  CHECK(an.dep_of[2].pred == 5);
+  CHECK(an.dep_of[2].kind == traceview::EdgeKind::Transfer);
+  CHECK(an.transfer_partner[2] == 7);
+  CHECK(an.transfer_partner[7] == 2);
+  // The group reads DRAM once.
+  CHECK(an.dram_read_of[2] > 0);
+  CHECK(an.dram_read_of[7] == 0);
+  const std::string dir = cct::testing::temp_dir("traceview_multicast");
+  cct::testing::write_file(dir + "/mc.html", traceview::format_html(t, an, {}));
+  html_check::check_hover_every_class(dir + "/mc.html", t, dir);
+}
