@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <tuple>
 
 #include "../testing/testing.hpp"
 #include "asm/asm.hpp"
@@ -133,5 +134,52 @@ bool same_bits(const interp::QTensor& a, const interp::QTensor& b) {
   NpyArray x = a.to_npy(), y = b.to_npy();
   return x.bytes == y.bytes;
 }
+
+// ---- multicast ------------------------------------------------------------------
+// The member of group `tag` that performs `load` (an ldw_mov, or an lw_mov
+// from DRAM) on its core.
+static isa::Instruction member_of(const isa::Instruction& load, int64_t tag, int64_t members) {
+  using isa::Param;
+  const bool to_l2 = load.op() == isa::Opcode::ldw_mov;
+  isa::Instruction m(to_l2 ? isa::Opcode::ldw_mc : isa::Opcode::lw_mc);
+  m.mapping = load.mapping;
+  m.prev = load.prev;
+  m.next = load.next;
+  m.set(Param::TAG, tag);
+  m.set(Param::MEMBERS, members);
+  for (Param p : {Param::RS, Param::DBSG, Param::SBSG, Param::STaddr, Param::DTaddr})
+    if (m.has(p)) m.set(p, load.get(p));
+  if (!to_l2) m.set_list(Param::XYmode, load.list(Param::XYmode));
+  m.set_list(Param::Wsize, load.list(Param::Wsize));
+  return m;
+}
+
+// Merges the weight loads several cores make of the same DRAM bytes: the
+// k-th such load of each core joins group k of those bytes. Returns the
+// number of groups.
+int merge_weight_loads(isa::Program& p) {
+  using Key = std::tuple<bool, int64_t, std::vector<int32_t>>;
+  std::map<Key, std::map<int32_t, std::vector<size_t>>> loads;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const auto& in = p.instructions[i];
+    const bool ldw = in.op() == isa::Opcode::ldw_mov;
+    if (!ldw && !(in.op() == isa::Opcode::lw_mov && in.get(isa::Param::SS) == 1)) continue;
+    auto ws = in.list(isa::Param::Wsize);
+    loads[{ldw, in.get(isa::Param::STaddr), {ws.begin(), ws.end()}}][in.mapping.core].push_back(i);
+  }
+  int groups = 0;
+  for (const auto& [key, per_core] : loads)
+    for (size_t k = 0;; ++k) {
+      std::vector<size_t> members;
+      for (const auto& [core, list] : per_core)
+        if (k < list.size()) members.push_back(list[k]);
+      if (members.empty()) break;
+      if (members.size() < 2) continue;
+      ++groups;
+      for (size_t i : members) p.instructions[i] = member_of(p.instructions[i], 1000 + groups, int64_t(members.size()));
+    }
+  return groups;
+}
+
 
 }  // namespace func_test
