@@ -52,6 +52,19 @@ struct Options {
 isa::Program assemble(const sir::Schedule& schedule, const fir::Graph& graph, const arch::Architecture& arch,
                       const Options& options = {});
 
+// The multicast pass (asm --multicast): on an architecture with
+// noc.multicast, the DRAM loads several cores make of the same bytes become
+// multicast groups (formats/ISA_Format.md 5b; the k-th such load of each
+// core joins group k). Groups make cores wait for each other: when the
+// merged program would deadlock, `program` is left unchanged and `refused`
+// says why.
+struct MulticastMerge {
+  int groups = 0;   // groups made
+  int members = 0;  // loads they replaced
+  std::string refused;
+};
+MulticastMerge merge_multicast_loads(isa::Program& program, const arch::Architecture& arch);
+
 // The dialect assemble() would use for this schedule.
 Dialect detect_dialect(const sir::Schedule& schedule);
 // The order the Scheduler IR text lists tile keys in (Numeric when no

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -238,4 +239,23 @@ TEST_CASE("asm: a two-core schedule gives per-core streams joined by so_mov/si_m
   CHECK_MESSAGE(rep.ok(), rep.text("two-core"));
   // A single-core architecture has no core 1.
   CHECK_THROWS(assembler::assemble(sched, graph, arch::load_architecture("zebu-1core"), o));
+}
+
+TEST_CASE("asm --multicast: only on an architecture whose NoC multicasts; the program then checks and runs") {
+  const std::string sir_file = testing::source_dir() + "/tests/asm/data/two_core.sir.json";
+  const std::string dir = testing::temp_dir("asm_multicast");
+  auto ok = testing::run_tool("asm", sir_file + " --fir " + fir_path(kPairs[0]) + " --arch chip-64tops --multicast -o " + dir + "/p.asm");
+  CHECK_MESSAGE(ok.exit_code == 0, ok.err);
+  CHECK(ok.err.find("multicast loads replace") != std::string::npos);
+  auto checked = testing::run_tool("asm", "--check " + dir + "/p.asm --arch chip-64tops");
+  CHECK_MESSAGE(checked.exit_code == 0, checked.err);
+  // The same chip without multicast: a usage error naming the key.
+  arch::Architecture plain = arch::load_architecture("chip-64tops");
+  plain.noc.multicast = false;
+  testing::write_file(dir + "/plain.json", arch::format_architecture(plain));
+  auto refused = testing::run_tool("asm", sir_file + " --fir " + fir_path(kPairs[0]) + " --arch " + dir +
+                                              "/plain.json --multicast -o " + dir + "/q.asm");
+  CHECK(refused.exit_code == 2);
+  CHECK(refused.err.find("noc.multicast") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(dir + "/q.asm"));
 }

@@ -86,10 +86,4 @@ void check_bit_exact(const Compiled& c, const cct::func::Result& r);
 // Bit-for-bit equality of two tensors (dtype, shape, values; float16 compared as float16 bits).
 bool same_bits(const cct::interp::QTensor& a, const cct::interp::QTensor& b);
 
-// Merges the weight loads (ldw_mov, lw_mov from DRAM) several cores make of
-// the same DRAM bytes into multicast groups: the k-th such load of each core
-// joins group k of those bytes (formats/ISA_Format.md 5b). Returns the
-// number of groups.
-int merge_weight_loads(cct::isa::Program& p);
-
 }  // namespace func_test

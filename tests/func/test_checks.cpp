@@ -640,7 +640,7 @@ TEST_CASE("random damage: every program asm --check passes runs in the timing an
     }
     Built b = func_test::build(c, m, a, dir);
     if (s.multicast) {
-      REQUIRE(func_test::merge_weight_loads(b.program) > 0);
+      REQUIRE(assembler::merge_multicast_loads(b.program, a).groups > 0);
       b.timing = func_test::retime(b.program, a);
     }
     const isa::Program& good = b.program;

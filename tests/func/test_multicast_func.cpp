@@ -1,8 +1,8 @@
 // Multicast loads run on data (formats/ISA_Format.md 5b): gemini's plan of
 // the tiny ResNet at batch 4 on chip-64tops loads every weight slice on
-// several cores; the same program with those loads merged into multicast
-// groups passes asm --check, reads DRAM once per group and computes bit for
-// bit what the interpreter computes, every layer golden.
+// several cores; the same program after asm's multicast pass (those loads
+// merged into groups) passes asm --check, reads DRAM once per group and
+// computes bit for bit what the interpreter computes, every layer golden.
 #include <doctest/doctest.h>
 
 #include "../testing/testing.hpp"
@@ -25,7 +25,7 @@ TEST_CASE("multicast weight loads run bit for bit, every layer golden, DRAM read
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   func_test::Built b = func_test::build(c, mapping::read_mapping(dir + "/m.json"), a, dir);
   isa::Program mc = b.program;
-  const int groups = func_test::merge_weight_loads(mc);
+  const int groups = assembler::merge_multicast_loads(mc, a).groups;
   REQUIRE(groups > 0);
   // asm --check: footprints, configurations, tokens, the groups' rendezvous.
   isa::CheckReport check = assembler::check(mc, a, "mc.asm");

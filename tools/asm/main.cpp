@@ -45,6 +45,9 @@ int main(int argc, char** argv) {
                         cxxopts::value<std::string>(), "FILE");
         o.add_options()("dialect", "force the tool-chain generation: wl0 or wl1 (default: from the Scheduler IR)",
                         cxxopts::value<std::string>(), "NAME");
+        o.add_options()("multicast",
+                        "merge the DRAM loads several cores make of the same bytes into multicast loads "
+                        "(architectures with noc.multicast; left out if they would deadlock)");
         o.add_options()("tile-order",
                         "order of a workload's tiles: numeric or key (tile_num_10 before tile_num_2) "
                         "(default: the order the Scheduler IR lists them in)",
@@ -107,6 +110,15 @@ int main(int argc, char** argv) {
           else throw_usage_error("--tile-order is numeric or key, not '" + t + "'");
         }
         isa::Program prog = assembler::assemble(sched, graph, arch, opt);
+        if (r.count("multicast")) {
+          if (!arch.noc.multicast)
+            throw_usage_error("--multicast: architecture \"" + arch.name + "\" has no multicast (noc.multicast is false)");
+          assembler::MulticastMerge mm = assembler::merge_multicast_loads(prog, arch);
+          if (!mm.refused.empty())
+            cli::warn("--multicast: no multicast loads: the merged program would deadlock (" + mm.refused + ")");
+          else
+            std::cerr << "asm: " << mm.groups << " multicast loads replace " << mm.members << " loads\n";
+        }
         isa::write_program(cli::output_path(r), prog, r.count("legacy") ? isa::Syntax::Legacy : isa::Syntax::JsonLines,
                            validate);
         return kExitOk;
