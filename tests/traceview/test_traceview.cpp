@@ -108,6 +108,19 @@ void check_invariants(const trace::Trace& t, const traceview::Analysis& a) {
 
 }  // namespace
 
+namespace {
+// Appends an instruction of `op` on `core` with its tokens; returns it, for its parameters.
+isa::Instruction& append(isa::Program& p, isa::Opcode op, int core, std::initializer_list<isa::Queue> prev,
+                         std::initializer_list<isa::Queue> next) {
+  isa::Instruction inst(op);
+  inst.mapping.core = core;
+  inst.prev = isa::QueueList(prev);
+  inst.next = isa::QueueList(next);
+  p.instructions.push_back(inst);
+  return p.instructions.back();
+}
+}  // namespace
+
 TEST_CASE("on every reference trace the analysis matches the trace and per-layer cycles add up") {
   arch::Architecture a = arch::load_architecture("zebu-1core");
   for (const auto& path : reference_traces()) {
@@ -460,12 +473,7 @@ TEST_CASE("the HTML view of the whole chip: every instruction class hovered, enu
   using isa::Queue;
   isa::Program p;
   auto add = [&](Opcode op, int core, std::initializer_list<Queue> prev, std::initializer_list<Queue> next) -> isa::Instruction& {
-    isa::Instruction inst(op);
-    inst.mapping.core = core;
-    inst.prev = isa::QueueList(prev);
-    inst.next = isa::QueueList(next);
-    p.instructions.push_back(inst);
-    return p.instructions.back();
+    return append(p, op, core, prev, next);
   };
   add(Opcode::si_cfg, 1, {}, {}).set_list(Param::DTile, {64, 28, 28});
   {
@@ -499,13 +507,9 @@ TEST_CASE("a two-core trace: lanes per core, the critical path crosses cores thr
   using isa::Queue;
   isa::Program p;
   auto add = [&](Opcode op, int core, std::initializer_list<Queue> prev, std::initializer_list<Queue> next) -> isa::Instruction& {
-    isa::Instruction inst(op);
-    inst.mapping.core = core;
+    isa::Instruction& inst = append(p, op, core, prev, next);
     inst.mapping.slyr = core;  // layer 0 on core 0, layer 1 on core 1
-    inst.prev = isa::QueueList(prev);
-    inst.next = isa::QueueList(next);
-    p.instructions.push_back(inst);
-    return p.instructions.back();
+    return inst;
   };
   add(Opcode::ct_st, 0, {}, {Queue::SO});
   add(Opcode::so_cfg, 0, {}, {}).set_list(Param::STile, {64, 28, 28});
@@ -682,12 +686,7 @@ TEST_CASE("a multicast group: every member starts with the last one ready and li
   using isa::Queue;
   isa::Program p;
   auto add = [&](Opcode op, int core, std::initializer_list<Queue> prev, std::initializer_list<Queue> next) -> isa::Instruction& {
-    isa::Instruction inst(op);
-    inst.mapping.core = core;
-    inst.prev = isa::QueueList(prev);
-    inst.next = isa::QueueList(next);
-    p.instructions.push_back(inst);
-    return p.instructions.back();
+    return append(p, op, core, prev, next);
   };
   auto member = [&](int core) {
     add(Opcode::ldw_cfg, core, {}, {}).set_list(Param::SWsize, {64, 3, 3});
