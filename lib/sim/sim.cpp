@@ -258,14 +258,6 @@ class Engine {
                           "\" has no DRAM channel");
       result_.stats.energy += w.energy;
     }
-    // Every member lands the same bytes (their configurations agree).
-    for (const auto& grp : groups_.groups)
-      for (uint32_t m : grp.members)
-        if (work_[m].bytes != work_[grp.members[0]].bytes)
-          throw_input_error(line_of(opt_, m) + ": " + std::string(prog_.instructions[m].mnemonic()) + " moves " +
-                            std::to_string(work_[m].bytes) + " bytes, the first member of its multicast group (" +
-                            line_of(opt_, grp.members[0]) + ") " + std::to_string(work_[grp.members[0]].bytes) +
-                            ": their configurations (data format) differ");
     pair_transfers();
     prepare_host();
   }
