@@ -113,15 +113,23 @@ def main():
     except ImportError:
         sys.exit("export_torchvision.py: python3-torch is not installed (apt-get install python3-torch python3-torchvision)")
 
-    model = build(a.name, a.seed, a.size, a.bn_stats)
-    x = torch.randn(a.batch, 3, a.size, a.size, generator=torch.Generator().manual_seed(a.seed + 2))
-    if a.torchscript or a.out.endswith(".pt"):
+    export(a.name, a.out, batch=a.batch, size=a.size, opset=a.opset, seed=a.seed, torchscript=a.torchscript,
+           bn_stats=a.bn_stats)
+
+
+def export(name, out, batch=1, size=224, opset=13, seed=0, torchscript=False, bn_stats=False):
+    """Writes model NAME to OUT (ONNX, or TorchScript for .pt or torchscript)."""
+    import torch
+
+    model = build(name, seed, size, bn_stats)
+    x = torch.randn(batch, 3, size, size, generator=torch.Generator().manual_seed(seed + 2))
+    if torchscript or out.endswith(".pt"):
         with torch.no_grad():
-            torch.jit.trace(model, x).save(a.out)
+            torch.jit.trace(model, x).save(out)
     else:
         # Not under no_grad: there nn.MultiheadAttention takes a fused fast path
         # (aten::_native_multi_head_attention) that the ONNX exporter cannot write.
-        torch.onnx.export(model, x, a.out, opset_version=a.opset, input_names=["input"],
+        torch.onnx.export(model, x, out, opset_version=opset, input_names=["input"],
                           output_names=["output"], do_constant_folding=True)
 
 

@@ -138,17 +138,22 @@ RunResult run(const std::string& command, const std::string& stdin_data) {
   return r;
 }
 
-std::string torchvision_onnx(const std::string& name, const std::string& export_args) {
+std::string torchvision_onnx(const std::string& name, int batch) {
+  // The cache tests/testing/export_models.py fills (the fixture
+  // "torchvision_models", run before the tests that read it), same names.
   fs::path dir = fs::path(bin_dir()).parent_path() / "model-cache";
   fs::create_directories(dir);
-  std::string tag = export_args.empty() ? "" : "-" + std::to_string(std::hash<std::string>{}(export_args) % 100000);
-  std::string path = (dir / (name + tag + ".onnx")).string();
+  std::string path = (dir / (name + (batch != 1 ? "-b" + std::to_string(batch) : "") + ".onnx")).string();
   if (!fs::exists(path)) {
-    // Test processes run in parallel and may export the same model at once:
-    // each writes its own file and renames it into place (atomic; the last wins).
+    // A model the fixture does not list (or a test run alone): exported here.
+    // Test processes run in parallel and may want the same model at once: the
+    // first takes the model's lock and exports it, the others wait and find
+    // the file. Written aside and renamed into place, so a killed export
+    // leaves no half model.
     const std::string tmp = path + ".tmp" + std::to_string(getpid());
-    auto r = run("/usr/bin/python3 " + source_dir() + "/examples/models/export_torchvision.py " + name + " " + tmp +
-                 " " + export_args + " && mv " + tmp + " " + path);
+    const std::string export_cmd = "/usr/bin/python3 " + source_dir() + "/examples/models/export_torchvision.py " +
+                                   name + " " + tmp + " --batch " + std::to_string(batch) + " && mv " + tmp + " " + path;
+    auto r = run("flock " + path + ".lock sh -c 'test -f " + path + " || { " + export_cmd + "; }'");
     if (r.exit_code != 0)
       FAIL("export of " << name << " failed (are python3-torch and python3-torchvision installed?): " << r.err);
   }

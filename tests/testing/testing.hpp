@@ -47,10 +47,12 @@ RunResult run(const std::string& command, const std::string& stdin_data = "");
 // Runs a built tool: tool("zebusim") + " " + args.
 RunResult run_tool(const std::string& tool, const std::string& args, const std::string& stdin_data = "");
 
-// The ONNX file of a torchvision model (random weights, eval mode), exported
-// once with examples/models/export_torchvision.py (python3-torch) and cached
-// under the build directory. Fails the test with the reason when export fails.
-std::string torchvision_onnx(const std::string& name, const std::string& export_args = "");
+// The ONNX file of a torchvision model (random weights, eval mode) exported
+// at `batch` (the batch written into the graph), cached under the build
+// directory: by the fixture tests/CMakeLists.txt runs first, or here with
+// examples/models/export_torchvision.py (python3-torch). Fails the test with
+// the reason when export fails.
+std::string torchvision_onnx(const std::string& name, int batch = 1);
 
 // Lines joined with newlines (a list of problems in a failure message).
 std::string joined(const std::vector<std::string>& lines);

@@ -218,7 +218,7 @@ std::string onnx_testdata_dir() {
 std::string model_path(const Net& n, int batch) {
   switch (n.kind) {
     case Kind::Torchvision:
-      return testing::torchvision_onnx(n.name, n.export_at_batch && batch != 1 ? "--batch " + std::to_string(batch) : "");
+      return testing::torchvision_onnx(n.name, n.export_at_batch ? batch : 1);
     case Kind::Tflite: return testing::reference_dir() + "/tflite/" + n.name + ".tflite";
     case Kind::OnnxTest:
     case Kind::OnnxNode: {
