@@ -322,6 +322,8 @@ class CoreAssembler {
   void so(size_t k, const BufferTensor& src, const Coord& lower, const Coord& upper, const sir::Destination& d,
           int64_t tid);
   void si(size_t k, const BufferTensor& b, size_t source, isa::Mapping m);
+  size_t reader_of(size_t k, int64_t tid) const;
+  void order_early_receives(size_t k, std::vector<Load>& loads) const;
   const BufferTensor* copy_source(size_t k, const BufferTensor& b, int64_t tid) const;
   void copy(size_t k, const BufferTensor& b, size_t source);
 
@@ -1692,17 +1694,7 @@ void CoreAssembler::emit_load(size_t k, const Load& l) {
       } else {
         // The workload reading the piece: this one, or a later one for a
         // buffer filled ahead (irgen's early receives).
-        size_t j = k;
-        for (size_t r = k; r < W().size(); ++r) {
-          bool reads = false;
-          for (const auto& f : W()[r].ifmap)
-            reads = reads || std::find(f.transfer_id.begin(), f.transfer_id.end(), tid) != f.transfer_id.end();
-          if (reads) {
-            j = r;
-            break;
-          }
-        }
-        cons.push_back(W()[j].workload_id);
+        cons.push_back(W()[reader_of(k, tid)].workload_id);
       }
       int g = flyr_;
       for (int64_t c : cons) {
@@ -1766,6 +1758,33 @@ void CoreAssembler::emit_own(size_t k, const std::vector<Load>& own) {
     if (l.type != Load::Receive) emit_load(k, l);
 }
 
+// The workload that reads transfer `tid` received in workload k: k itself
+// or a later one (irgen's early receives fill a buffer ahead of its reader).
+size_t CoreAssembler::reader_of(size_t k, int64_t tid) const {
+  for (size_t r = k; r < W().size(); ++r)
+    for (const auto& f : W()[r].ifmap)
+      if (std::find(f.transfer_id.begin(), f.transfer_id.end(), tid) != f.transfer_id.end()) return r;
+  return k;
+}
+
+// Receives for later readers keep their places among workload k's other
+// loads but take them in the order the senders send (flush_sends: by
+// reader, then transfer id); in the SIR's tensor order two pieces one core
+// sends to one reader could meet the sender's queue in the other order and
+// wait for each other.
+void CoreAssembler::order_early_receives(size_t k, std::vector<Load>& loads) const {
+  std::vector<size_t> at;
+  std::vector<std::pair<std::pair<int64_t, int64_t>, Load>> keyed;
+  for (size_t i = 0; i < loads.size(); ++i) {
+    if (loads[i].type != Load::Receive) continue;
+    const int64_t tid = (*loads[i].buffer->source)[loads[i].source].transfer_id;
+    at.push_back(i);
+    keyed.push_back({{W()[reader_of(k, tid)].workload_id, tid}, loads[i]});
+  }
+  std::stable_sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t j = 0; j < at.size(); ++j) loads[at[j]] = keyed[j].second;
+}
+
 void CoreAssembler::workload(size_t k) {
   const Workload& w = W()[k];
   auto loads = new_loads(k);
@@ -1775,6 +1794,7 @@ void CoreAssembler::workload(size_t k) {
     if (a.has_order != b.has_order) return a.has_order;
     return a.order < b.order;
   });
+  order_early_receives(k, pre);
   std::vector<Load> own_rest;
   for (const auto& l : own) {
     if (l.type != Load::Weights) {
