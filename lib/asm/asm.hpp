@@ -39,11 +39,17 @@ enum class Dialect { Auto, Wl1, Wl0 };
 // tool read them from files whose keys were sorted.
 enum class TileOrder { Numeric, KeyString };
 
+struct MulticastMerge;
 struct Options {
   Dialect dialect = Dialect::Auto;
   TileOrder tile_order = TileOrder::Numeric;
   std::string sir_file = "<sir>";  // names the Scheduler IR in error messages
   std::string fir_file = "<fir>";
+  // The multicast pass (merge_multicast_loads) on an architecture with
+  // noc.multicast, as gemini's cost model prices it; false: unicast loads
+  // only. What the pass did goes to *multicast_result when given.
+  bool multicast = true;
+  MulticastMerge* multicast_result = nullptr;
 };
 
 // Throws Error(kExitInvalidInput) naming the Scheduler IR (file: /json/pointer)
@@ -52,7 +58,7 @@ struct Options {
 isa::Program assemble(const sir::Schedule& schedule, const fir::Graph& graph, const arch::Architecture& arch,
                       const Options& options = {});
 
-// The multicast pass (asm --multicast): on an architecture with
+// The multicast pass (assemble's last step): on an architecture with
 // noc.multicast, the DRAM loads several cores make of the same bytes become
 // multicast groups (formats/ISA_Format.md 5b; the k-th such load of each
 // core joins group k). Groups make cores wait for each other: when the

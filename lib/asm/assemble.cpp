@@ -2268,6 +2268,10 @@ isa::Program assemble(const sir::Schedule& schedule, const fir::Graph& graph, co
       prog.instructions.push_back(std::move(b.inst));
     }
   }
+  if (options.multicast && arch.noc.multicast) {
+    MulticastMerge mm = merge_multicast_loads(prog, arch);
+    if (options.multicast_result) *options.multicast_result = mm;
+  }
   return prog;
 }
 

@@ -133,6 +133,7 @@ struct Wt {
   int built_issue = -1;     // where irgen issued it (WeightPaths), -1: the model places it
   bool built_whole = true;  // irgen's workloads compute from it whole in the weight buffer
   int channel = 0;
+  int batch_group = -1;     // the batch group it is loaded for alone (a run's weights), -1: every group
   int64_t done = 0;
   Binding bound = Binding::Dram;
 };
@@ -203,6 +204,7 @@ struct CostModel::Impl {
     double fixed = 0;            // latency before the data moves
     const Route* route = nullptr;
     int deps = 0, partner = -1;
+    int group = -1;              // a multicast weight load's group (mc_groups)
     int succ_begin = 0, succ_end = 0;
     double ready = 0, start = -1, end = -1;
     int last_dep = -1;           // the dependency that ended last
@@ -221,6 +223,12 @@ struct CostModel::Impl {
     uint32_t version;
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
   };
+  struct McGroup {
+    std::vector<int> ops;  // member loads; the first carries the stream
+    const Route* tree = nullptr;
+    size_t ready = 0;      // members whose dependences are met
+  };
+  mutable std::vector<McGroup> mc_groups;
   mutable std::vector<Op> ops;
   mutable std::vector<int64_t> host_bytes;            // per host step: bytes it reads and writes
   mutable std::vector<std::vector<int>> host_inputs;  // per host step: the workloads whose stores it reads
@@ -297,6 +305,35 @@ struct CostModel::Impl {
   const Route& core_route(int from, int to) const {
     auto& slot = routes[size_t(from) * size_t(C) + size_t(to)];
     if (!slot) slot = std::make_unique<Route>(make_route(a.core_site(from), a.core_site(to), -1));
+    return *slot;
+  }
+  // The tree a multicast load of DRAM channel `channel` takes to `cores`
+  // (sorted): the channel's pool and each link of the union of the unicast
+  // routes once (arch::LinkResources::append_multicast_route, as zebusim).
+  mutable std::map<std::pair<int, std::vector<int>>, std::unique_ptr<Route>> tree_routes;
+  const Route& tree_route(int channel, const std::vector<int>& cores) const {
+    auto& slot = tree_routes[{channel, cores}];
+    if (!slot) {
+      std::vector<arch::Site> to;
+      for (int c : cores) to.push_back(a.core_site(c));
+      arch::Site dram = a.dram_channels.empty() ? a.core_site(cores.front()) : a.dram_site(channel);
+      Route r;
+      r.resources.push_back(channel_pool[size_t(channel)]);
+      arch::RouteSummary sum;
+      links->append_multicast_route(dram, to, r.resources, sum, legs);
+      r.hops = sum.mesh_hops, r.crossings = sum.d2d_crossings;
+      // The stream starts once the nearest member's route is crossed; each
+      // member ends its own route's latency after that (as zebusim).
+      r.latency = std::numeric_limits<int64_t>::max();
+      for (int c : cores) r.latency = std::min(r.latency, dram_route(channel, c, false).latency);
+      r.bytes_per_cycle = std::numeric_limits<double>::infinity();
+      for (int res : r.resources)
+        if (capacity[size_t(res)] < r.bytes_per_cycle) {
+          r.bytes_per_cycle = capacity[size_t(res)];
+          r.bound = res < npools ? Binding::Dram : res >= links->d2d_base() ? Binding::D2d : Binding::Noc;
+        }
+      slot = std::make_unique<Route>(std::move(r));
+    }
     return *slot;
   }
   const Route& dram_route(int channel, int core, bool store) const {
@@ -1039,6 +1076,7 @@ bool CostModel::Impl::place_weights(const Plan& plan, const std::vector<std::vec
       int64_t tk = std::min(tile_k(L), k);
       t.tile_rows = (tk < k ? 2 : 1) * ceil_div(tk * L.weight_bytes_per_k, a.core.wl0_row_bytes);
       t.channel = int(plan.segments[size_t(w.seg)].layers[size_t(w.pos)].dram.weights);
+      t.batch_group = std::get<3>(key);
       it = wt_of.emplace(key, int(wts.size())).first;
       wts.push_back(t);
     }
@@ -1365,6 +1403,28 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     ops[size_t(snd)].partner = r;
     ops[size_t(r)].route = ops[size_t(snd)].route;
   }
+  // Multicast: the loads several cores make of the same weights are one
+  // group (asm's multicast pass merges them): it starts when its last member
+  // is ready, one stream over the tree (mc_groups).
+  mc_groups.clear();
+  if (a.noc.multicast) {
+    std::map<std::tuple<int, int64_t, int64_t, int>, std::vector<int>> same;  // (layer, k range, batch group) -> wts
+    for (size_t i = 0; i < wts.size(); ++i)
+      if (weight_op[i] >= 0) same[{wts[i].layer, wts[i].k_lo, wts[i].k_hi, wts[i].batch_group}].push_back(int(i));
+    for (auto& [key, list] : same) {
+      if (list.size() < 2) continue;
+      McGroup g;
+      std::vector<int> cores;
+      for (int wi : list) {
+        g.ops.push_back(weight_op[size_t(wi)]);
+        cores.push_back(wts[size_t(wi)].core);
+        ops[size_t(weight_op[size_t(wi)])].group = int(mc_groups.size());
+      }
+      std::sort(cores.begin(), cores.end());
+      g.tree = &tree_route(wts[size_t(list.front())].channel, cores);
+      mc_groups.push_back(std::move(g));
+    }
+  }
   // Successor lists.
   std::vector<int> count(ops.size() + 1, 0);
   for (auto [f, t] : edges) ++count[size_t(f)], ++ops[size_t(t)].deps;
@@ -1435,6 +1495,17 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       case Op::Config:
       case Op::Host: push(now + double(x.cycles), 0, o); break;
       case Op::Load:
+        if (x.group >= 0) {
+          McGroup& g = mc_groups[size_t(x.group)];
+          if (++g.ready < g.ops.size()) break;
+          for (int m : g.ops) ops[size_t(m)].start = now;
+          Op& lead = ops[size_t(g.ops.front())];
+          lead.route = g.tree;
+          push(now + double(load_fixed + g.tree->latency), 1, g.ops.front());
+          break;
+        }
+        push(now + x.fixed, 1, o);
+        break;
       case Op::Store: push(now + x.fixed, 1, o); break;
       case Op::Send:
       case Op::Recv: {
@@ -1520,6 +1591,15 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         }
         std::sort(ended.begin(), ended.end());
         for (int o : ended) {
+          if (ops[size_t(o)].group >= 0) {
+            // Each member ends when the bytes have come its own way.
+            const McGroup& g = mc_groups[size_t(ops[size_t(o)].group)];
+            for (int m : g.ops) {
+              const Op& y = ops[size_t(m)];
+              push(now + double(dram_route(wts[size_t(y.weight)].channel, y.core, false).latency - g.tree->latency), 0, m);
+            }
+            continue;
+          }
           finish(o), ++done;
           if (ops[size_t(o)].partner >= 0 && (ops[size_t(o)].kind == Op::Send || ops[size_t(o)].kind == Op::Recv))
             receive_after_latency(o);
@@ -1584,6 +1664,8 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         lc.wait_cycles[int(b)] += int64_t(x.start - prev_end);
       }
     } else if (x.kind == Op::Load || x.kind == Op::Store) {
+      // A multicast group's DRAM read and tree are charged once, to its first member.
+      if (x.group >= 0 && mc_groups[size_t(x.group)].ops.front() != int(&x - ops.data())) continue;
       int layer = x.weight >= 0 ? wts[size_t(x.weight)].layer : wls[size_t(x.wl)].layer;
       LayerCost& lc = lcost[size_t(layer)];
       timing::Energy e = timing::dram_transfer_energy(a, x.bytes);

@@ -84,10 +84,13 @@ std::vector<trace::Timing> retime(const isa::Program& p, const arch::Architectur
   return sim::simulate(p, a, o).timing;
 }
 
-Built build(const Compiled& c, const mapping::Mapping& m, const arch::Architecture& a, const std::string& dir) {
+Built build(const Compiled& c, const mapping::Mapping& m, const arch::Architecture& a, const std::string& dir,
+            bool multicast) {
   Built b;
   b.sir = irgen::generate(c.graph, m, a);
-  b.program = assembler::assemble(b.sir, c.graph, a);
+  assembler::Options ao;
+  ao.multicast = multicast;
+  b.program = assembler::assemble(b.sir, c.graph, a, ao);
   b.timing = retime(b.program, a);
   b.sir_path = (fs::path(dir) / "model.sir.json").string();
   b.program_path = (fs::path(dir) / "model.asm").string();

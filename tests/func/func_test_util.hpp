@@ -62,7 +62,9 @@ struct Built {
   std::vector<cct::trace::Timing> timing;
   std::string sir_path, program_path;
 };
-Built build(const Compiled& c, const cct::mapping::Mapping& m, const cct::arch::Architecture& a, const std::string& dir);
+// multicast: asm's multicast pass, on architectures with it (false: unicast loads only).
+Built build(const Compiled& c, const cct::mapping::Mapping& m, const cct::arch::Architecture& a, const std::string& dir,
+            bool multicast = true);
 // Re-times a (modified) program.
 std::vector<cct::trace::Timing> retime(const cct::isa::Program& p, const cct::arch::Architecture& a);
 

@@ -638,7 +638,7 @@ TEST_CASE("random damage: every program asm --check passes runs in the timing an
     } else {
       m = s.cores == 1 ? func_test::single_core(c.graph, s.arch) : func_test::pipeline(c.graph, s.arch, s.cores, 1);
     }
-    Built b = func_test::build(c, m, a, dir);
+    Built b = func_test::build(c, m, a, dir, false);
     if (s.multicast) {
       REQUIRE(assembler::merge_multicast_loads(b.program, a).groups > 0);
       b.timing = func_test::retime(b.program, a);

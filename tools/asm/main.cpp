@@ -46,8 +46,10 @@ int main(int argc, char** argv) {
         o.add_options()("dialect", "force the tool-chain generation: wl0 or wl1 (default: from the Scheduler IR)",
                         cxxopts::value<std::string>(), "NAME");
         o.add_options()("multicast",
-                        "merge the DRAM loads several cores make of the same bytes into multicast loads "
-                        "(architectures with noc.multicast; left out if they would deadlock)");
+                        "merge the DRAM loads several cores make of the same bytes into multicast loads, "
+                        "left out if they would deadlock (the default on architectures with noc.multicast; "
+                        "an error on others)");
+        o.add_options()("no-multicast", "unicast loads only, also where the architecture multicasts");
         o.add_options()("tile-order",
                         "order of a workload's tiles: numeric or key (tile_num_10 before tile_num_2) "
                         "(default: the order the Scheduler IR lists them in)",
@@ -109,16 +111,17 @@ int main(int argc, char** argv) {
           else if (t == "key") opt.tile_order = assembler::TileOrder::KeyString;
           else throw_usage_error("--tile-order is numeric or key, not '" + t + "'");
         }
+        if (r.count("multicast") && r.count("no-multicast")) throw_usage_error("--multicast and --no-multicast exclude each other");
+        if (r.count("multicast") && !arch.noc.multicast)
+          throw_usage_error("--multicast: architecture \"" + arch.name + "\" has no multicast (noc.multicast is false)");
+        opt.multicast = !r.count("no-multicast");
+        assembler::MulticastMerge mm;
+        opt.multicast_result = &mm;
         isa::Program prog = assembler::assemble(sched, graph, arch, opt);
-        if (r.count("multicast")) {
-          if (!arch.noc.multicast)
-            throw_usage_error("--multicast: architecture \"" + arch.name + "\" has no multicast (noc.multicast is false)");
-          assembler::MulticastMerge mm = assembler::merge_multicast_loads(prog, arch);
-          if (!mm.refused.empty())
-            cli::warn("--multicast: no multicast loads: the merged program would deadlock (" + mm.refused + ")");
-          else
-            std::cerr << "asm: " << mm.groups << " multicast loads replace " << mm.members << " loads\n";
-        }
+        if (!mm.refused.empty())
+          cli::warn("no multicast loads: the merged program would deadlock (" + mm.refused + ")");
+        else if (mm.groups > 0 || r.count("multicast"))
+          std::cerr << "asm: " << mm.groups << " multicast loads replace " << mm.members << " loads\n";
         isa::write_program(cli::output_path(r), prog, r.count("legacy") ? isa::Syntax::Legacy : isa::Syntax::JsonLines,
                            validate);
         return kExitOk;

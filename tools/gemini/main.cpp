@@ -101,6 +101,10 @@ int main(int argc, char** argv) {
                         cxxopts::value<std::string>(), "KIND");
         o.add_options()("evaluate", "predict the cost of MAPPING instead of searching (with --report)",
                         cxxopts::value<std::string>(), "MAPPING");
+        o.add_options()("no-multicast",
+                        "price unicast DRAM loads only, as asm --no-multicast builds the program "
+                        "(by default loads of the same bytes by several cores are one multicast where the "
+                        "architecture has noc.multicast, as asm merges them)");
         o.add_options()("report", "print the plan and its predicted cost per segment and layer on stderr");
         o.add_options()("timeline", "write the predicted timeline (one JSON line per compute, load, store and send) to FILE",
                         cxxopts::value<std::string>(), "FILE");
@@ -148,6 +152,7 @@ int main(int argc, char** argv) {
           throw_usage_error("--baseline must be \"sequential\", not \"" + r["baseline"].as<std::string>() + "\"");
 
         arch::Architecture arch = arch::load_architecture(arch_name, validate);
+        if (r.count("no-multicast")) arch.noc.multicast = false;  // the model prices what the NoC is used for
         fir::ReadOptions fo;
         fo.validate_schema = validate;
         fir::Graph graph = fir::read_fir(input, fo);
