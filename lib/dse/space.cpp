@@ -38,7 +38,8 @@ std::string DesignPoint::key() const {
                 "dies=%d mesh=%dx%d pe=%dx%d l2_kib=%lld noc=%.17g d2d=%.17g io_links=%d dram=%s*%d package=%s",
                 compute_dies, mesh_x, mesh_y, pe_rows, pe_cols, (long long)l2_kib, noc_bytes_per_cycle,
                 d2d_bytes_per_cycle, io_links_per_die, dram_type.c_str(), dram_channels, package.c_str());
-  return buf;
+  // Only spaces that vary it name it (the keys of older journals stay valid).
+  return std::string(buf) + (multicast ? (*multicast ? " multicast=1" : " multicast=0") : "");
 }
 
 namespace {
@@ -162,6 +163,10 @@ DesignSpace parse_design_space(std::string_view text, const std::string& file, b
   s.package = p.at("package").as_string_vector();
   if (s.dram_type.empty()) p.at("dram_type").fail("no values");
   if (s.package.empty()) p.at("package").fail("no values");
+  if (auto mc = p.find("multicast")) {
+    for (const JsonCursor& e : mc->elements()) s.multicast.push_back(e.as_bool());
+    if (s.multicast.empty()) mc->fail("no values");
+  }
   return s;
 }
 
@@ -173,6 +178,8 @@ std::vector<DesignPoint> DesignSpace::points(const CostTable& table) const {
   for (const auto& d : dram_type) (void)table.dram_type(d);  // unknown names are errors
   for (const auto& k : package) (void)table.package(k);
   std::vector<DesignPoint> out;
+  std::vector<std::optional<bool>> multicast_values(multicast.begin(), multicast.end());
+  if (multicast_values.empty()) multicast_values.push_back(std::nullopt);  // the base architecture's
   for (int64_t dies : compute_dies)
     for (auto [mx, my] : mesh)
       for (auto [pr, pc] : pe_array)
@@ -182,7 +189,8 @@ std::vector<DesignPoint> DesignSpace::points(const CostTable& table) const {
               for (int64_t io_links : io_links_per_die)
                 for (const auto& dt : dram_type)
                   for (int64_t ch : dram_channels)
-                    for (const auto& pk : package) {
+                    for (const auto& pk : package)
+                      for (std::optional<bool> mc : multicast_values) {
                       const auto& allowed = table.dram_type(dt).packages;
                       if (std::find(allowed.begin(), allowed.end(), pk) == allowed.end()) continue;
                       DesignPoint p;
@@ -197,6 +205,7 @@ std::vector<DesignPoint> DesignSpace::points(const CostTable& table) const {
                       p.dram_type = dt;
                       p.dram_channels = int(ch);
                       p.package = pk;
+                      p.multicast = mc;
                       out.push_back(std::move(p));
                     }
   return out;
@@ -239,6 +248,7 @@ arch::Architecture point_architecture(const DesignPoint& p, const arch::Architec
   a.dram.channel_gib_per_s = dt.channel_gib_per_s;
   a.energy.dram_pj_per_bit = dt.pj_per_bit;
   a.energy.d2d_pj_per_bit = t.package(p.package).d2d_pj_per_bit;
+  if (p.multicast) a.noc.multicast = *p.multicast;
 
   a.d2d_links.clear();
   auto die_at = [&](int x, int y) {

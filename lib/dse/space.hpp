@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,7 @@ struct DesignPoint {
   std::string dram_type;
   int dram_channels = 1;
   std::string package;
+  std::optional<bool> multicast;  // noc.multicast (one DRAM read reaching several cores); none: the base's
 
   int cores() const { return compute_dies * mesh_x * mesh_y; }
   // The parameter values as one string (journal key; changes when the point does).
@@ -70,6 +72,7 @@ struct DesignSpace {
   std::vector<std::string> dram_type;
   std::vector<int64_t> dram_channels;
   std::vector<std::string> package;
+  std::vector<bool> multicast;  // optional in the file; empty: the base architecture's value
 
   // Every buildable point, numbered from 0.
   std::vector<DesignPoint> points(const CostTable& table) const;

@@ -378,7 +378,7 @@ Ranked rank(const Sweep& s, std::vector<PointResult> results) {
 std::string format_csv(const Sweep& s, const Ranked& r) {
   std::string out =
       "point,network,batch,compute_dies,mesh_x,mesh_y,cores,pe_rows,pe_cols,l2_kib,noc_bytes_per_cycle,"
-      "d2d_bytes_per_cycle,io_links_per_die,dram_type,dram_channels,package,peak_tops,feasible,cores_used,segments,latency_cycles,"
+      "d2d_bytes_per_cycle,io_links_per_die,dram_type,dram_channels,package,multicast,peak_tops,feasible,cores_used,segments,latency_cycles,"
       "latency_us,energy_uj,edp_uj_us,binding,compute_die_mm2,io_die_mm2,silicon_mm2,compute_die_yield,package_usd,"
       "dram_usd,cost_usd,objective,pareto,chosen\n";
   for (size_t i = 0; i < r.results.size(); ++i) {
@@ -392,7 +392,7 @@ std::string format_csv(const Sweep& s, const Ranked& r) {
       row << p.index << ',' << n.network << ',' << n.batch << ',' << p.compute_dies << ',' << p.mesh_x << ',' << p.mesh_y
           << ',' << p.cores() << ',' << p.pe_rows << ',' << p.pe_cols << ',' << p.l2_kib << ','
           << fmt(p.noc_bytes_per_cycle) << ',' << fmt(p.d2d_bytes_per_cycle) << ',' << p.io_links_per_die << ',' << p.dram_type << ','
-          << p.dram_channels << ',' << p.package << ',' << fmt(a.peak_tops()) << ',' << (n.feasible() ? 1 : 0) << ','
+          << p.dram_channels << ',' << p.package << ',' << (a.noc.multicast ? 1 : 0) << ',' << fmt(a.peak_tops()) << ',' << (n.feasible() ? 1 : 0) << ','
           << n.cores_used << ',' << n.segments << ',' << n.cycles << ',' << fmt(us) << ',' << fmt(uj) << ','
           << fmt(us * uj) << ',' << binding_word(n.binding) << ',' << fmt(f.compute_die_mm2) << ','
           << fmt(f.io_die_mm2) << ',' << fmt(c.silicon_mm2) << ',' << fmt(c.compute_die_yield) << ','
@@ -536,6 +536,8 @@ std::vector<std::string> differences(const DesignPoint& a, const DesignPoint& b)
   add("DRAM type", a.dram_type, b.dram_type);
   add("DRAM channels", std::to_string(a.dram_channels), std::to_string(b.dram_channels));
   add("package", a.package, b.package);
+  auto multicast = [](const DesignPoint& p) { return p.multicast ? (*p.multicast ? "yes" : "no") : "as the base"; };
+  add("multicast", multicast(a), multicast(b));
   return d;
 }
 

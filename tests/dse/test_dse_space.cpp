@@ -43,6 +43,37 @@ TEST_CASE("points: the cartesian product in a fixed order, unbuildable DRAM/pack
   CHECK(s.quick_search);
 }
 
+TEST_CASE("multicast as a parameter: varies fastest, named in the keys, set in the point's architecture") {
+  std::string text = testing::read_file(small_space());
+  const std::string last = R"("package": ["organic", "interposer"])";
+  REQUIRE(text.find(last) != std::string::npos);
+  text.replace(text.find(last), last.size(), last + R"(, "multicast": [false, true])");
+  DesignSpace s = parse_design_space(text, testing::source_dir() + "/tests/dse/space.json");
+  CostTable t = load_cost_table(s.cost_model);
+  auto pts = s.points(t);
+  REQUIRE(pts.size() == 48);
+  CHECK(pts[0].key() ==
+        "dies=1 mesh=1x2 pe=64x64 l2_kib=8192 noc=32 d2d=32 io_links=2 dram=lpddr5*1 package=organic multicast=0");
+  CHECK(pts[1].key() ==
+        "dies=1 mesh=1x2 pe=64x64 l2_kib=8192 noc=32 d2d=32 io_links=2 dram=lpddr5*1 package=organic multicast=1");
+  const arch::Architecture base = arch::load_architecture("chip-64tops");
+  REQUIRE(base.noc.multicast);
+  CHECK_FALSE(point_architecture(pts[0], base, t).noc.multicast);
+  CHECK(point_architecture(pts[1], base, t).noc.multicast);
+  // Left out: the base architecture's value, either way.
+  auto plain = load_design_space(small_space()).points(t);
+  CHECK_FALSE(plain[0].multicast.has_value());
+  CHECK(point_architecture(plain[0], base, t).noc.multicast);
+  arch::Architecture unicast = base;
+  unicast.noc.multicast = false;
+  CHECK_FALSE(point_architecture(plain[0], unicast, t).noc.multicast);
+  CHECK(error_of(R"({"format": "cct-dse-space", "version": 1, "name": "x", "base_arch": "chip-64tops",
+    "cost_model": "c.json", "parameters": {"compute_dies": [1], "mesh": [[2, 2]], "pe_array": [[64, 64]],
+    "l2_kib": [8192], "noc_bytes_per_cycle": [32], "d2d_bytes_per_cycle": [32], "io_links_per_die": [2],
+    "dram_type": ["lpddr5"], "dram_channels": [4], "package": ["organic"], "multicast": ["yes"]}})")
+            .find("multicast") != std::string::npos);
+}
+
 TEST_CASE("a point's architecture: dies, links, channels, constants from the point and the cost table") {
   DesignSpace s = load_design_space(small_space());
   CostTable t = load_cost_table(s.cost_model);
