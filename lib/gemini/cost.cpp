@@ -258,8 +258,9 @@ struct CostModel::Impl {
   bool place_weights(const Plan& plan, const std::vector<std::vector<int>>& per_core,
                      std::vector<std::vector<int64_t>>& l2, const WeightPaths* built, bool reserved,
                      Overflow& overflow) const;
+  // multicast: group the loads of one weight slice (on a multicast architecture).
   void simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
-                std::vector<LayerCost>& lcost, bool detail, bool program_frame) const;
+                std::vector<LayerCost>& lcost, bool detail, bool program_frame, bool multicast = true) const;
 
   Impl(const Network& n, const arch::Architecture& arch) : net(n), a(arch), tiler(arch) {
     C = a.core_count();
@@ -1160,7 +1161,7 @@ bool CostModel::Impl::place_weights(const Plan& plan, const std::vector<std::vec
 // ---- The timeline: per-core queues in asm's order, events, shared links -------
 
 void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
-                               std::vector<LayerCost>& lcost, bool detail, bool program_frame) const {
+                               std::vector<LayerCost>& lcost, bool detail, bool program_frame, bool multicast) const {
   const int64_t load_fixed = std::llround(a.dram.latency_cycles + a.timing.ld_fixed_cycles);
   const int64_t store_fixed = std::llround(a.dram.latency_cycles + a.timing.st_fixed_cycles);
   lcost.assign(net.layers.size(), LayerCost{});
@@ -1407,7 +1408,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   // group (asm's multicast pass merges them): it starts when its last member
   // is ready, one stream over the tree (mc_groups).
   mc_groups.clear();
-  if (a.noc.multicast) {
+  if (a.noc.multicast && multicast) {
     std::map<std::tuple<int, int64_t, int64_t, int>, std::vector<int>> same;  // (layer, k range, batch group) -> wts
     for (size_t i = 0; i < wts.size(); ++i)
       if (weight_op[i] >= 0) same[{wts[i].layer, wts[i].k_lo, wts[i].k_hi, wts[i].batch_group}].push_back(int(i));
@@ -1608,6 +1609,13 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         break;
       }
     }
+  }
+  if (done < ops.size() && !mc_groups.empty()) {
+    // Groups met in opposite orders on two cores wait for each other: asm's
+    // multicast pass then keeps the unicast loads (its check finds the
+    // deadlock), so the plan is priced as that program.
+    simulate(plan, per_core, pc, lcost, detail, program_frame, false);
+    return;
   }
   if (done < ops.size()) {
     // A cycle of waits (cannot happen with irgen's order); price it as hopeless.
