@@ -17,9 +17,7 @@ function(cct_add_tool)
   set_target_properties(${T_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/bin")
 endfunction()
 
-# cct_add_test(NAME <t> SOURCES ... DEPS ... [LABELS ...] [HEAVY] [MODELS] [COST s] [HEAVY_COST s]): a doctest binary registered with CTest.
-# MODELS: the test reads torchvision exports (testing::torchvision_onnx); it
-# runs after the fixture that exports them all at once (tests/CMakeLists.txt).
+# cct_add_test(NAME <t> SOURCES ... DEPS ... [LABELS ...] [HEAVY] [COST s] [HEAVY_COST s]): a doctest binary registered with CTest.
 # COST / HEAVY_COST: seconds the test (its heavy part) takes on the 2-core CI
 # machine; ctest -j starts the longest first, so a clean checkout (no timing
 # history) does not leave the longest for last.
@@ -29,7 +27,7 @@ endfunction()
 # registered apart as <t>_heavy with the label "heavy", which the Release
 # pass runs and the sanitizer pass skips.
 function(cct_add_test)
-  cmake_parse_arguments(T "HEAVY;MODELS" "NAME;COST;HEAVY_COST" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "HEAVY" "NAME;COST;HEAVY_COST" "SOURCES;DEPS;LABELS" ${ARGN})
   add_executable(test_${T_NAME} ${T_SOURCES})
   target_link_libraries(test_${T_NAME} PRIVATE ${T_DEPS} cct_testing doctest::doctest)
   set_target_properties(test_${T_NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY "${CMAKE_BINARY_DIR}/tests")
@@ -38,9 +36,6 @@ function(cct_add_test)
   set_tests_properties(${T_NAME} PROPERTIES ENVIRONMENT "${_env}" LABELS "${T_LABELS}")
   if(T_COST)
     set_tests_properties(${T_NAME} PROPERTIES COST ${T_COST})
-  endif()
-  if(T_MODELS)
-    set_tests_properties(${T_NAME} PROPERTIES FIXTURES_REQUIRED torchvision_models)
   endif()
   if(T_HEAVY OR "slow" IN_LIST T_LABELS)
     add_dependencies(long_tests test_${T_NAME})
@@ -53,9 +48,6 @@ function(cct_add_test)
     set_tests_properties(${T_NAME}_heavy PROPERTIES ENVIRONMENT "${_env}" LABELS "heavy;${T_LABELS}")
     if(T_HEAVY_COST)
       set_tests_properties(${T_NAME}_heavy PROPERTIES COST ${T_HEAVY_COST})
-    endif()
-    if(T_MODELS)
-      set_tests_properties(${T_NAME}_heavy PROPERTIES FIXTURES_REQUIRED torchvision_models)
     endif()
   endif()
 endfunction()

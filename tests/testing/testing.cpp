@@ -139,17 +139,18 @@ RunResult run(const std::string& command, const std::string& stdin_data) {
 }
 
 std::string torchvision_onnx(const std::string& name, int batch) {
-  // The cache tests/testing/export_models.py fills (the fixture
-  // "torchvision_models", run before the tests that read it), same names.
   fs::path dir = fs::path(bin_dir()).parent_path() / "model-cache";
   fs::create_directories(dir);
   std::string path = (dir / (name + (batch != 1 ? "-b" + std::to_string(batch) : "") + ".onnx")).string();
   if (!fs::exists(path)) {
-    // A model the fixture does not list (or a test run alone): exported here.
-    // Test processes run in parallel and may want the same model at once: the
-    // first takes the model's lock and exports it, the others wait and find
-    // the file. Written aside and renamed into place, so a killed export
-    // leaves no half model.
+    // Test processes run in parallel and may want the same model at once
+    // (zoo and zoo_heavy walk one list): the first takes the model's lock and
+    // exports it, the others wait and find the file (exporting it twice cost
+    // CI's two cores the same time). Written aside and renamed into place, so
+    // a killed export leaves no half model. (Exporting every model first, in
+    // a fixture with a worker per core, made CI slower: 1324 s against 1226,
+    // the fixture holding both cores before zoo_heavy, the longest test, could
+    // start.)
     const std::string tmp = path + ".tmp" + std::to_string(getpid());
     const std::string export_cmd = "/usr/bin/python3 " + source_dir() + "/examples/models/export_torchvision.py " +
                                    name + " " + tmp + " --batch " + std::to_string(batch) + " && mv " + tmp + " " + path;

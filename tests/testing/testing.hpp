@@ -49,9 +49,8 @@ RunResult run_tool(const std::string& tool, const std::string& args, const std::
 
 // The ONNX file of a torchvision model (random weights, eval mode) exported
 // at `batch` (the batch written into the graph), cached under the build
-// directory: by the fixture tests/CMakeLists.txt runs first, or here with
-// examples/models/export_torchvision.py (python3-torch). Fails the test with
-// the reason when export fails.
+// directory, with examples/models/export_torchvision.py (python3-torch).
+// Fails the test with the reason when export fails.
 std::string torchvision_onnx(const std::string& name, int batch = 1);
 
 // Lines joined with newlines (a list of problems in a failure message).
