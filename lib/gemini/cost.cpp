@@ -293,6 +293,11 @@ struct CostModel::Impl {
     links->append_route(from, to, r.resources, sum, legs);
     r.hops = sum.mesh_hops, r.crossings = sum.d2d_crossings;
     r.latency = std::llround(a.route_latency_cycles(sum));
+    set_narrowest(r);
+    return r;
+  }
+  // The route's narrowest resource: its bandwidth and class.
+  void set_narrowest(Route& r) const {
     r.bytes_per_cycle = std::numeric_limits<double>::infinity();
     for (int res : r.resources)
       if (capacity[size_t(res)] < r.bytes_per_cycle) {
@@ -300,7 +305,6 @@ struct CostModel::Impl {
         r.bound = res < npools ? Binding::Dram : res >= links->d2d_base() ? Binding::D2d : Binding::Noc;
       }
     if (!std::isfinite(r.bytes_per_cycle)) r.bytes_per_cycle = a.noc.link_bytes_per_cycle, r.bound = Binding::Noc;
-    return r;
   }
 
   const Route& core_route(int from, int to) const {
@@ -327,12 +331,7 @@ struct CostModel::Impl {
       // member ends its own route's latency after that (as zebusim).
       r.latency = std::numeric_limits<int64_t>::max();
       for (int c : cores) r.latency = std::min(r.latency, dram_route(channel, c, false).latency);
-      r.bytes_per_cycle = std::numeric_limits<double>::infinity();
-      for (int res : r.resources)
-        if (capacity[size_t(res)] < r.bytes_per_cycle) {
-          r.bytes_per_cycle = capacity[size_t(res)];
-          r.bound = res < npools ? Binding::Dram : res >= links->d2d_base() ? Binding::D2d : Binding::Noc;
-        }
+      set_narrowest(r);
       slot = std::make_unique<Route>(std::move(r));
     }
     return *slot;
