@@ -8,6 +8,7 @@
 #include "asm/asm.hpp"
 #include "asm/dram_layout.hpp"
 #include "footprint/footprint.hpp"
+#include "isa/multicast.hpp"
 
 namespace cct::assembler {
 namespace {
@@ -112,9 +113,7 @@ isa::CheckReport check(const isa::Program& program, const arch::Architecture& ar
   if (!arch.noc.multicast)
     for (size_t i = 0; i < program.size(); ++i)
       if (isa::is_multicast_load(program.instructions[i].op()))
-        throw_input_error(at_line(file, long(i) + 1, std::string(program.instructions[i].mnemonic()) +
-                                                         ": a multicast load, but architecture \"" + arch.name +
-                                                         "\" has no multicast (noc.multicast is false)"));
+        throw_input_error(at_line(file, long(i) + 1, isa::multicast_unsupported(program.instructions[i], arch.name)));
   return Checker(program, max_diagnostics).run();
 }
 

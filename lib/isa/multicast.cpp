@@ -74,4 +74,9 @@ MulticastGroups group_multicast_loads(const Program& p,
   return out;
 }
 
+std::string multicast_unsupported(const Instruction& inst, const std::string& arch_name) {
+  return std::string(inst.mnemonic()) + ": a multicast load, but architecture \"" + arch_name +
+         "\" has no multicast (noc.multicast is false)";
+}
+
 }  // namespace cct::isa

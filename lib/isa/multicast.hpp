@@ -22,6 +22,10 @@ struct MulticastGroup {
 struct MulticastGroups {
   std::vector<MulticastGroup> groups;
   std::vector<int32_t> group_of;  // per instruction: the index of its group, or -1
+
+  // A member other than its group's first (lowest core): the group's one
+  // DRAM read, its bytes and energy, are counted for the first member.
+  bool shares_read(size_t i) const { return group_of[i] >= 0 && groups[size_t(group_of[i])].members.front() != i; }
 };
 
 // Groups the multicast loads of `p`. Each broken rule goes to `problem`
@@ -30,5 +34,9 @@ struct MulticastGroups {
 // the same.
 MulticastGroups group_multicast_loads(const Program& p,
                                       const std::function<void(size_t, const std::string&)>& problem);
+
+// Why instruction `inst`, a multicast load, cannot run on architecture
+// `arch_name` without multicast (the checker's and the simulator's words).
+std::string multicast_unsupported(const Instruction& inst, const std::string& arch_name);
 
 }  // namespace cct::isa

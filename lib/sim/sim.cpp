@@ -229,9 +229,7 @@ class Engine {
         prog_, [&](size_t i, const std::string& m) { throw_input_error(line_of(opt_, i) + ": " + m); });
     if (!groups_.groups.empty() && !a_.noc.multicast) {
       const size_t i = groups_.groups[0].members[0];
-      throw_input_error(line_of(opt_, i) + ": " + std::string(prog_.instructions[i].mnemonic()) +
-                        ": a multicast load, but architecture \"" + a_.name +
-                        "\" has no multicast (noc.multicast is false)");
+      throw_input_error(line_of(opt_, i) + ": " + isa::multicast_unsupported(prog_.instructions[i], a_.name));
     }
     group_ready_.assign(groups_.groups.size(), 0);
     std::vector<timing::CoreModel> models(size_t(ncores_), timing::CoreModel{a_});
@@ -249,8 +247,7 @@ class Engine {
       // refuses with the same message.
       footprints.plan(i, step);
       timing::Work w = models[size_t(core_[i])].price(inst, parts, opt_.file, long(i) + 1);
-      const int32_t g = groups_.group_of[i];
-      const bool shares = g >= 0 && groups_.groups[size_t(g)].members.front() != i;
+      const bool shares = groups_.shares_read(i);
       if (shares) w.energy.dram = 0;  // DRAM is read once, for the group's first member
       work_[i] = Job{w.kind, w.cycles, w.bytes, w.ops, w.energy.total(), shares};
       if ((w.kind == WorkKind::DramLoad || w.kind == WorkKind::DramStore) && a_.dram_channels.empty())

@@ -238,10 +238,6 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
   // A multicast group reads DRAM once: its first member (lowest core) counts
   // the bytes, as zebusim does (formats/ISA_Format.md 5b).
   const isa::MulticastGroups groups = isa::group_multicast_loads(t.program, [](size_t, const std::string&) {});
-  auto shares_read = [&](size_t i) {
-    const int32_t g = groups.group_of[i];
-    return g >= 0 && groups.groups[size_t(g)].members.front() != i;
-  };
   a.lane_of.resize(n);
   a.macs_of.assign(n, 0);
   a.dram_read_of.assign(n, 0);
@@ -268,7 +264,7 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
       a.macs_of[i] = tm.has(trace::Timing::kOps) ? tm.ops : work.empty() ? 0 : work[i].ops;
       add_to(a.macs, a.macs_of[i]);
     }
-    bool read = (work.empty() ? is_dram_read_opcode(inst) : work[i].kind == timing::WorkKind::DramLoad) && !shares_read(i);
+    bool read = (work.empty() ? is_dram_read_opcode(inst) : work[i].kind == timing::WorkKind::DramLoad) && !groups.shares_read(i);
     bool write = work.empty() ? inst.op() == Opcode::sta_mov : work[i].kind == timing::WorkKind::DramStore;
     int64_t bytes = tm.has(trace::Timing::kBytes) ? tm.bytes : work.empty() ? 0 : work[i].bytes;
     if (read) a.dram_read_of[i] = bytes, add_to(a.dram_read, bytes);
