@@ -229,6 +229,7 @@ struct CostModel::Impl {
     size_t ready = 0;      // members whose dependences are met
   };
   mutable std::vector<McGroup> mc_groups;
+  mutable std::vector<int> mc_scratch, mc_cores;
   mutable std::vector<Op> ops;
   mutable std::vector<int64_t> host_bytes;            // per host step: bytes it reads and writes
   mutable std::vector<std::vector<int>> host_inputs;  // per host step: the workloads whose stores it reads
@@ -1408,20 +1409,33 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   // is ready, one stream over the tree (mc_groups).
   mc_groups.clear();
   if (a.noc.multicast && multicast) {
-    std::map<std::tuple<int, int64_t, int64_t, int>, std::vector<int>> same;  // (layer, k range, batch group) -> wts
+    // The weight slices by (layer, k range, batch group), then index: runs
+    // of equal keys are the groups (a sort of scratch, not a map per
+    // evaluation: this runs for every plan the search prices).
+    auto slice = [&](int i) {
+      const Wt& t = wts[size_t(i)];
+      return std::make_tuple(t.layer, t.k_lo, t.k_hi, t.batch_group);
+    };
+    std::vector<int>& same = mc_scratch;
+    same.clear();
     for (size_t i = 0; i < wts.size(); ++i)
-      if (weight_op[i] >= 0) same[{wts[i].layer, wts[i].k_lo, wts[i].k_hi, wts[i].batch_group}].push_back(int(i));
-    for (auto& [key, list] : same) {
-      if (list.size() < 2) continue;
+      if (weight_op[i] >= 0) same.push_back(int(i));
+    std::sort(same.begin(), same.end(), [&](int x, int y) { return std::make_pair(slice(x), x) < std::make_pair(slice(y), y); });
+    std::vector<int>& cores = mc_cores;
+    for (size_t b = 0, e; b < same.size(); b = e) {
+      e = b + 1;
+      while (e < same.size() && slice(same[e]) == slice(same[b])) ++e;
+      if (e - b < 2) continue;
       McGroup g;
-      std::vector<int> cores;
-      for (int wi : list) {
+      cores.clear();
+      for (size_t j = b; j < e; ++j) {
+        const int wi = same[j];
         g.ops.push_back(weight_op[size_t(wi)]);
         cores.push_back(wts[size_t(wi)].core);
         ops[size_t(weight_op[size_t(wi)])].group = int(mc_groups.size());
       }
       std::sort(cores.begin(), cores.end());
-      g.tree = &tree_route(wts[size_t(list.front())].channel, cores);
+      g.tree = &tree_route(wts[size_t(same[b])].channel, cores);
       mc_groups.push_back(std::move(g));
     }
   }
