@@ -21,6 +21,7 @@
 #include "fir/host_graph.hpp"
 #include "fir/resize.hpp"
 #include "support/error.hpp"
+#include "support/int_math.hpp"
 
 namespace cct::assembler {
 namespace {
@@ -53,7 +54,6 @@ std::array<int64_t, 4> dims_of(const Coord& lo, const Coord& hi) {
   return {hi[0] - lo[0] + 1, hi[1] - lo[1] + 1, hi[2] - lo[2] + 1, hi[3] - lo[3] + 1};
 }
 
-int64_t ceil_to(int64_t x, int64_t a) { return a > 0 ? (x + a - 1) / a * a : x; }
 
 // A tensor region in an L2 buffer: NHWC, channels padded to the buffer's
 // align, elements of bitwidth/8 bytes.
@@ -70,7 +70,7 @@ struct TensorView {
     t.lo = b.lower;
     t.hi = b.upper;
     t.d = dims_of(b.lower, b.upper);
-    t.cpad = ceil_to(t.d[1], b.align);
+    t.cpad = round_up(t.d[1], b.align);
     t.org = b.lower;
     return t;
   }

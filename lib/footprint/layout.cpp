@@ -2,12 +2,9 @@
 
 #include <cstring>
 
+#include "support/int_math.hpp"
+
 namespace cct::footprint {
-namespace {
-
-int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : (x + a - 1) / a * a; }
-
-}  // namespace
 
 int element_bytes(isa::DataFmt f) { return f == isa::DataFmt::FP16 ? 2 : 1; }
 

@@ -15,6 +15,7 @@
 #include "irgen/tiling.hpp"
 #include "irgen/weight_runs.hpp"
 #include "support/error.hpp"
+#include "support/int_math.hpp"
 
 namespace cct::gemini {
 
@@ -60,7 +61,6 @@ double PlanCost::value(Objective o, const arch::Architecture& a) const {
 
 namespace {
 
-int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
 
 struct Route {
   std::vector<int> resources;

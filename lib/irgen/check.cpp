@@ -5,6 +5,7 @@
 
 #include "irgen/irgen.hpp"
 #include "support/error.hpp"
+#include "support/int_math.hpp"
 
 namespace cct::irgen {
 namespace {
@@ -507,7 +508,7 @@ void Checker::memory(const sir::Core& c, size_t k) {
       bool first_full = f0[0] * f0[1] * f0[2] >= f1[0] * f1[1] * f1[2];
       if (first_full ? broadcast_problem(i, 0) : broadcast_problem(0, i)) continue;
       Coord x0 = extent(from[0]->lower, from[0]->upper), xi = extent(from[i]->lower, from[i]->upper);
-      auto padded = [](int64_t c, int64_t align) { return align > 0 ? (c + align - 1) / align * align : c; };
+      auto padded = [](int64_t c, int64_t align) { return round_up(c, align); };
       // The pixel stride, when both are read in A's box. Operands of
       // different element sizes (an INT8 activation and a float16 constant)
       // are read in boxes of their own (vp_cfg_fm1 gives B's box and

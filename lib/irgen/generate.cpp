@@ -19,6 +19,7 @@
 #include "irgen/weight_runs.hpp"
 #include "mapping/mapping_fir.hpp"
 #include "support/error.hpp"
+#include "support/int_math.hpp"
 #include "timing/timing.hpp"
 
 namespace cct::irgen {
@@ -27,8 +28,6 @@ namespace {
 using sir::Coord;
 using Dims = std::array<int64_t, 4>;
 
-int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
-int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : ceil_div(x, a) * a; }
 
 // L2 allocations start on this boundary.
 constexpr int64_t kL2AllocAlign = 64;

@@ -4,11 +4,10 @@
 #include <limits>
 #include <numeric>
 
+#include "support/int_math.hpp"
+
 namespace cct::irgen {
 namespace {
-
-int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
-int64_t round_up(int64_t x, int64_t a) { return ceil_div(x, a) * a; }
 
 // The distinct values of ceil(total / m) for m = 1..total, capped at `cap`:
 // every mini-tile size that changes how many mini tiles cover `total`.

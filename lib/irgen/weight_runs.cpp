@@ -3,11 +3,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include "support/int_math.hpp"
+
 namespace cct::irgen {
 namespace {
-
-int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
-int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : ceil_div(x, a) * a; }
 
 // A weight row of one output channel occupies whole bursts in WL0.
 constexpr int64_t kWl0ChannelAlign = 32;

@@ -6,12 +6,10 @@
 
 #include "isa/isa.hpp"
 #include "support/error.hpp"
+#include "support/int_math.hpp"
 
 namespace cct::timing {
 namespace {
-
-int64_t round_up(int64_t x, int64_t a) { return a <= 1 ? x : (x + a - 1) / a * a; }
-int64_t ceil_div(int64_t x, int64_t a) { return (x + a - 1) / a; }
 
 // Model cycles to integer cycles: the fixed part plus floor(work / efficiency).
 // The small epsilon keeps an exact product (X / 0.995...) from flooring one low.
