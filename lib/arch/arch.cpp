@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <deque>
 
+#include "arch/datapath.hpp"
 #include "support/error.hpp"
 #include "support/json_cursor.hpp"
 
@@ -40,7 +41,7 @@ int Architecture::die_index(std::string_view die_name) const {
 }
 
 double Architecture::dram_channel_bytes_per_cycle() const {
-  return dram.channel_gib_per_s * double(1ull << 30) / clock_hz();
+  return dram.channel_gib_per_s * kBytesPerGiB / clock_hz();
 }
 
 void Architecture::finalize(const std::string& file) {

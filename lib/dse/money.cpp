@@ -3,6 +3,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "arch/datapath.hpp"
 #include "support/error.hpp"
 #include "support/io.hpp"
 #include "support/json_cursor.hpp"
@@ -165,7 +166,7 @@ DesignCost price_design(const DesignFigures& d, const CostTable& t) {
   c.package_usd = (d.compute_dies * c.compute_die_usd + c.io_die_usd + c.interposer_usd + c.substrate_usd + c.assembly_usd) /
                   c.assembly_yield;
   // GiB/s -> GB/s (10^9 bytes), the unit DRAM is priced in.
-  const double gb_per_s = d.dram_channels * dram.channel_gib_per_s * 1.073741824;
+  const double gb_per_s = d.dram_channels * dram.channel_gib_per_s * (arch::kBytesPerGiB / 1e9);
   c.dram_usd = dram.usd_per_gb_per_s * gb_per_s;
   c.total_usd = c.package_usd + c.dram_usd;
   return c;

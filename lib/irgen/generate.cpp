@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "fir/host.hpp"
+#include "arch/datapath.hpp"
 #include "fir/resize.hpp"
 #include "interp/int8_ops.hpp"
 #include "irgen/irgen.hpp"
@@ -1824,8 +1825,8 @@ void Generator::tile_pe(Wl& w) {
     t.mtc0_mtk0 = std::array<int64_t, 2>{m.mtc0, m.mtk0};
     t.ofmap_lower = tb.lo;
     t.ofmap_upper = tb.hi;
-    // The output mini tile counts channels in groups of eight per 64-wide array column block.
-    t.out_mini_tile = Coord{1, m.mtk0 * a_.core.pe_cols / 8, m.mini_h, m.mini_w};
+    // The output mini tile counts channel groups: mtk0 blocks of pe_cols channels.
+    t.out_mini_tile = Coord{1, m.mtk0 * a_.core.pe_cols / arch::kChannelGroup, m.mini_h, m.mini_w};
     t.single_tile_time_pred = double(m.cycles);
     t.tile_padding_tblr = u.pad;
     total += m.cycles;

@@ -3,19 +3,13 @@
 #include <algorithm>
 #include <numeric>
 
+#include "arch/datapath.hpp"
 #include "support/int_math.hpp"
 
 namespace cct::irgen {
-namespace {
-
-// A weight row of one output channel occupies whole bursts in WL0.
-constexpr int64_t kWl0ChannelAlign = 32;
-
-}  // namespace
-
 int64_t wl0_rows(const arch::Architecture& a, int64_t k, int64_t per_k) {
   const int64_t cols = a.core.pe_cols;
-  const int64_t channel = round_up(per_k, kWl0ChannelAlign);
+  const int64_t channel = round_up(per_k, arch::kWeightBurstBytes);
   if (k < cols) return ceil_div(k * channel, a.core.wl0_row_bytes);
   return ceil_div(k, cols) * channel * cols / a.core.wl0_row_bytes;
 }
@@ -44,7 +38,7 @@ WeightRuns weight_runs(const arch::Architecture& a, int64_t k, int64_t per_k, in
   }
   // Fewer channels than a block: as many as fit half of WL0, a multiple of
   // the channels one L2 alignment unit holds when one fits.
-  int64_t most = std::min(cols - 1, half * a.core.wl0_row_bytes / round_up(per_k, kWl0ChannelAlign));
+  int64_t most = std::min(cols - 1, half * a.core.wl0_row_bytes / round_up(per_k, arch::kWeightBurstBytes));
   most = most / unit * unit;
   if (most < 1) {
     r.kind = WeightRuns::TooLarge;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "arch/datapath.hpp"
 #include "isa/isa.hpp"
 #include "support/error.hpp"
 #include "support/int_math.hpp"
@@ -35,11 +36,9 @@ int64_t activation_bytes(const arch::Architecture& a, int64_t n, int64_t c, int6
 }
 
 int64_t weight_bytes(const arch::Architecture& a, int64_t k, int64_t c, int64_t r, int64_t s, int elem_bytes) {
-  // Rows of one output channel are stored on 32-byte boundaries (a burst of
-  // the weight path); measured on the reference loads, e.g. a 7x7 kernel
-  // over 3 channels (392 bytes) occupies 416 + 32 bytes.
-  constexpr int64_t kRowAlign = 32;
-  int64_t row = round_up(round_up(c * elem_bytes, a.core.l2_channel_align_bytes) * r * s, kRowAlign);
+  // Rows of one output channel are stored on whole bursts of the weight path
+  // (measured on the reference loads).
+  int64_t row = round_up(round_up(c * elem_bytes, a.core.l2_channel_align_bytes) * r * s, arch::kWeightBurstBytes);
   return k * (row + a.core.weight_extra_bytes_per_out_channel);
 }
 
@@ -58,10 +57,14 @@ Energy dram_transfer_energy(const arch::Architecture& a, int64_t bytes) {
   return e;
 }
 
+// The default mini tile reads at most this many input channels (a guess for
+// predictors without a program, not a limit of the array).
+constexpr int64_t kDefaultInputChannels = 512;
+
 ConvTile with_default_mini_tiles(ConvTile t) {
   t.mtk0 = 1;
-  int64_t groups = ceil_div(t.c, 8);
-  t.mtc0 = std::min<int64_t>(groups, 64);
+  int64_t groups = ceil_div(t.c, arch::kChannelGroup);
+  t.mtc0 = std::min<int64_t>(groups, kDefaultInputChannels / arch::kChannelGroup);
   t.mini_h = std::min<int64_t>(t.h, 2);
   t.mini_w = std::min<int64_t>(t.w, 2);
   return t;
