@@ -189,6 +189,11 @@ struct CostModel::Impl {
   mutable std::vector<Wl> wls;
   mutable std::vector<Need> needs;
   mutable std::vector<int> own_scratch;  // one workload's producers on its own core
+  // Per layer, over its workloads in order: the running maximum of their last
+  // sample and the minimum of the first sample from each on, so a reader
+  // visits only the workloads whose samples can meet its region (at large
+  // batch a layer has hundreds of workloads, one batch group after another).
+  mutable std::vector<std::vector<int64_t>> sample_hi_upto, sample_lo_from;
   mutable std::vector<char> spilled_scratch;  // per workload: its output reaches later segments through DRAM
   mutable std::vector<irgen::KeptTensor> kept_scratch;
   mutable std::vector<Send> sends;
@@ -690,6 +695,19 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
         host_bytes[k] += e[0] * e[1] * e[2] * e[3] * net.layers[size_t(li)].out_bytes;
       }
   }
+  sample_hi_upto.resize(layer_wls.size());
+  sample_lo_from.resize(layer_wls.size());
+  for (size_t l = 0; l < layer_wls.size(); ++l) {
+    const std::vector<int>& ids = layer_wls[l];
+    auto& hi = sample_hi_upto[l];
+    auto& lo = sample_lo_from[l];
+    hi.resize(ids.size());
+    lo.resize(ids.size());
+    for (size_t k = 0; k < ids.size(); ++k)
+      hi[k] = std::max(k ? hi[k - 1] : std::numeric_limits<int64_t>::min(), wls[size_t(ids[k])].box.upper[0]);
+    for (size_t k = ids.size(); k-- > 0;)
+      lo[k] = std::min(k + 1 < ids.size() ? lo[k + 1] : std::numeric_limits<int64_t>::max(), wls[size_t(ids[k])].box.lower[0]);
+  }
   for (Wl& w : wls) {
     w.host_steps.clear();
     w.keep_until = -1;
@@ -745,7 +763,13 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
       int local_leader = -1, local_pieces = 0;
       bool several = false;
       int64_t other_bytes = 0;  // counted in foot already: loaded and received pieces
-      for (int pid : layer_wls[size_t(li.producer)]) {
+      const std::vector<int>& producers = layer_wls[size_t(li.producer)];
+      const auto& hi = sample_hi_upto[size_t(li.producer)];
+      const auto& lo = sample_lo_from[size_t(li.producer)];
+      const size_t first = size_t(std::lower_bound(hi.begin(), hi.end(), reg.lower[0]) - hi.begin());
+      const size_t last = size_t(std::upper_bound(lo.begin(), lo.end(), reg.upper[0]) - lo.begin());
+      for (size_t k = first; k < last; ++k) {
+        const int pid = producers[k];
         Wl& pw = wls[size_t(pid)];
         mapping::Box x;
         if (!intersect(pw.box, reg, &x)) continue;
