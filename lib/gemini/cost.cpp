@@ -130,7 +130,7 @@ struct Wt {
   int64_t bytes = 0, rows = 0, tile_rows = 0;
   bool direct = true;       // DRAM -> weight buffer; else DRAM -> L2, streamed
   int issue = 0;
-  int built_issue = -1;     // where irgen issued it (WeightPaths), -1: the model places it
+  int built_issue = -1;     // where irgen issued it (BuiltPlan), -1: the model places it
   bool built_whole = true;  // irgen's workloads compute from it whole in the weight buffer
   int channel = 0;
   int batch_group = -1;     // the batch group it is loaded for alone (a run's weights), -1: every group
@@ -252,9 +252,10 @@ struct CostModel::Impl {
   // Connects the inputs and sends kept tensors through DRAM until every
   // core's L2 fits or none is left to spill (irgen::spill_choice); `l2`: the
   // bytes live at each position of each core, `reserved` weights included.
+  // `built`: irgen's spills of a plan it built, taken first.
   void spill_kept(const std::vector<int>& seg_of, const std::vector<std::vector<int>>& per_core,
                   const std::vector<std::vector<int>>& layer_wls, const std::vector<ReservedWeight>& reserved,
-                  std::vector<std::vector<int64_t>>& l2) const;
+                  std::vector<std::vector<int64_t>>& l2, const BuiltPlan* built) const;
   // Sends, grouped by producer in consumer order.
   void group_sends() const;
   // The weight slices (wts) of the workloads, their paths and issue
@@ -262,7 +263,7 @@ struct CostModel::Impl {
   // `reserved`: those that cannot sit in the weight buffer whole already
   // have their L2 bytes. True when one streamed from L2 found no room there.
   bool place_weights(const Plan& plan, const std::vector<std::vector<int>>& per_core,
-                     std::vector<std::vector<int64_t>>& l2, const WeightPaths* built, bool reserved,
+                     std::vector<std::vector<int64_t>>& l2, const BuiltPlan* built, bool reserved,
                      Overflow& overflow) const;
   // multicast: group the loads of one weight slice (on a multicast architecture).
   void simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
@@ -645,7 +646,7 @@ struct CostModel::Impl {
     return mapping::row_stripes(rows, consumers, sp.row_groups, rows_read);
   }
 
-  PlanCost evaluate(const Plan& plan, bool detail, bool program_frame, const WeightPaths* built) const;
+  PlanCost evaluate(const Plan& plan, bool detail, bool program_frame, const BuiltPlan* built) const;
 };
 
 CostModel::CostModel(const Network& net, const arch::Architecture& a)
@@ -670,7 +671,7 @@ double CostModel::dram_stream_bytes_per_cycle() const {
   return bw;
 }
 
-PlanCost CostModel::evaluate(const Plan& plan, bool detail, bool program_frame, const WeightPaths* built) const {
+PlanCost CostModel::evaluate(const Plan& plan, bool detail, bool program_frame, const BuiltPlan* built) const {
   return impl_->evaluate(plan, detail, program_frame, built);
 }
 
@@ -844,7 +845,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
   }
 }
 
-PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_frame, const WeightPaths* built) const {
+PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_frame, const BuiltPlan* built) const {
   PlanCost pc;
   const int nlayers = int(net.layers.size());
   // Where each layer is: segment and position, -1 when not in the plan.
@@ -924,7 +925,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
   Overflow overflow;
   for (int attempt = 0;; ++attempt) {
     overflow = Overflow{};
-    spill_kept(seg_of, per_core, layer_wls, reserved, l2);
+    spill_kept(seg_of, per_core, layer_wls, reserved, l2, built);
     group_sends();
     for (const Wl& w : wls)
       if (w.own - a.core.l2_bytes > pc.own_overflow) pc.own_overflow = w.own - a.core.l2_bytes, pc.own_overflow_segment = w.seg;
@@ -1005,10 +1006,14 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
 
 void CostModel::Impl::spill_kept(const std::vector<int>& seg_of, const std::vector<std::vector<int>>& per_core,
                                   const std::vector<std::vector<int>>& layer_wls,
-                                  const std::vector<ReservedWeight>& reserved, std::vector<std::vector<int64_t>>& l2) const {
+                                  const std::vector<ReservedWeight>& reserved, std::vector<std::vector<int64_t>>& l2,
+                                  const BuiltPlan* built) const {
   std::vector<char>& spilled = spilled_scratch;
   std::vector<irgen::KeptTensor>& kept = kept_scratch;
   spilled.assign(wls.size(), 0);
+  if (built)
+    for (auto [id, layer] : built->spilled)
+      if (id >= 0 && size_t(id) < wls.size() && wls[size_t(id)].layer == layer) spilled[size_t(wls[size_t(id)].leader)] = 1;
   for (;;) {
     connect_inputs(seg_of, per_core, layer_wls, spilled);
     for (int c = 0; c < C; ++c) l2[size_t(c)].assign(per_core[size_t(c)].size(), 0);
@@ -1060,7 +1065,7 @@ void CostModel::Impl::group_sends() const {
 }
 
 bool CostModel::Impl::place_weights(const Plan& plan, const std::vector<std::vector<int>>& per_core,
-                                    std::vector<std::vector<int64_t>>& l2, const WeightPaths* built, bool reserved,
+                                    std::vector<std::vector<int64_t>>& l2, const BuiltPlan* built, bool reserved,
                                     Overflow& overflow) const {
   bool weights_short = false;  // a weight streamed from L2 found no room next to the activations
   wts.clear();
@@ -1093,7 +1098,7 @@ bool CostModel::Impl::place_weights(const Plan& plan, const std::vector<std::vec
                                  L.weight_bytes_per_k * w.part_k <= a.core.l2_bytes / 2;
       t.direct = t.rows <= a.core.wl0_rows && !streamed_runs;
       if (built)
-        if (auto b = built->find(std::make_tuple(t.core, t.layer, t.k_lo)); b != built->end()) {
+        if (auto b = built->weights.find(std::make_tuple(t.core, t.layer, t.k_lo)); b != built->weights.end()) {
           t.direct = b->second.direct && t.rows <= a.core.wl0_rows;
           t.built_issue = b->second.issue;
           t.built_whole = b->second.whole_in_wl0;

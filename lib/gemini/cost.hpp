@@ -133,7 +133,17 @@ struct BuiltWeight {
   int issue = 0;
   bool whole_in_wl0 = true;
 };
-using WeightPaths = std::map<std::tuple<int, int, int64_t>, BuiltWeight>;
+// What irgen decided for a plan it built and the model decides on its own
+// otherwise: the weight paths, and the workloads (Scheduler IR ids, which
+// number workloads in the model's order) whose output it sent through DRAM
+// to a later reader on their own core because L2 ran out. irgen places
+// tensors first fit and may spill more than the model's sums of live bytes
+// (at batch 64 it spilled twice the bytes); the figures reported are those of
+// the program irgen builds.
+struct BuiltPlan {
+  std::map<std::tuple<int, int, int64_t>, BuiltWeight> weights;
+  std::vector<std::pair<int64_t, int>> spilled;  // (workload id, layer), sorted
+};
 
 class CostModel {
  public:
@@ -155,7 +165,7 @@ class CostModel {
   // program must not tilt its choices. `built`: the weight paths irgen chose
   // for this plan (reported figures; the search prices plans irgen has not
   // built with the model's rule).
-  PlanCost evaluate(const Plan& plan, bool detail, bool program_frame = true, const WeightPaths* built = nullptr) const;
+  PlanCost evaluate(const Plan& plan, bool detail, bool program_frame = true, const BuiltPlan* built = nullptr) const;
 
   // Compute cycles of one part of a layer for one batch group, as irgen's
   // tiler predicts for weights in the weight buffer when they fit it

@@ -971,17 +971,18 @@ namespace {
 // A weight load is issued with the first workload of its core whose
 // snapshot holds it: in the weight buffer as loaded from DRAM (direct), or
 // in L2 as a weight tensor (streamed from there). The workload computing
-// with it holds it whole in the weight buffer, or a tile slot of it.
-WeightPaths weight_paths_of(const sir::Schedule& s, const Network& net) {
+// with it holds it whole in the weight buffer, or a tile slot of it. A store
+// loaded back onto the core that stored it is a spill.
+BuiltPlan built_plan_of(const sir::Schedule& s, const Network& net) {
   std::map<std::string, int, std::less<>> layer_of;
   for (size_t l = 0; l < net.layers.size(); ++l) layer_of.emplace(net.layers[l].name, int(l));
-  WeightPaths out;
+  BuiltPlan out;
   for (const auto& c : s.cores)
     for (size_t q = 0; q < c.workloads.size(); ++q) {
       const sir::Workload& w = c.workloads[q];
       auto place = [&](const std::string& layer, const sir::Coord& lower, bool direct) {
         if (auto l = layer_of.find(layer); l != layer_of.end())
-          out.try_emplace(std::make_tuple(int(c.id), l->second, lower[1]), BuiltWeight{direct, int(q), true});
+          out.weights.try_emplace(std::make_tuple(int(c.id), l->second, lower[1]), BuiltWeight{direct, int(q), true});
       };
       for (const auto& e : w.wl0_buffer.entries)
         if (e.source == sir::WeightSource::Ddr && e.lower) place(e.layer_name, *e.lower, true);
@@ -989,31 +990,42 @@ WeightPaths weight_paths_of(const sir::Schedule& s, const Network& net) {
         if (b.type == sir::TensorType::Weight && b.layer_name) place(*b.layer_name, b.lower, false);
       auto l = layer_of.find(w.layer_name);
       if (!w.weight || l == layer_of.end()) continue;
-      auto own = out.find(std::make_tuple(int(c.id), l->second, w.weight->lower[1]));
-      if (own == out.end()) continue;
+      auto own = out.weights.find(std::make_tuple(int(c.id), l->second, w.weight->lower[1]));
+      if (own == out.weights.end()) continue;
       for (const auto& e : w.wl0_buffer.entries)
         if (e.layer_name == w.layer_name)
           own->second.whole_in_wl0 = e.source == sir::WeightSource::Ddr || e.size >= w.weight->size;
     }
+  std::map<int64_t, const sir::DramStore*> store_of;
+  for (const auto& st : s.dram.in) store_of.emplace(st.transfer_id, &st);
+  for (const auto& ld : s.dram.out)
+    for (int64_t id : ld.related_ifmap)
+      if (auto st = store_of.find(id); st != store_of.end())
+        for (const auto& d : ld.destination)
+          if (d.core_id == st->second->core_id)
+            if (auto l = layer_of.find(st->second->layer_name); l != layer_of.end())
+              out.spilled.emplace_back(st->second->workload_id, l->second);
+  std::sort(out.spilled.begin(), out.spilled.end());
+  out.spilled.erase(std::unique(out.spilled.begin(), out.spilled.end()), out.spilled.end());
   return out;
 }
 
 }  // namespace
 
-WeightPaths built_weight_paths(const CostModel& model, const fir::Graph& graph, const Plan& plan,
+BuiltPlan built_plan(const CostModel& model, const fir::Graph& graph, const Plan& plan,
                                const std::string& fir_file) {
   irgen::Options io;
   io.fir_file = fir_file;
   io.mapping_file = "<gemini's mapping>";
-  return weight_paths_of(irgen::generate(graph, to_mapping(plan, model.network(), model.arch()), model.arch(), io),
+  return built_plan_of(irgen::generate(graph, to_mapping(plan, model.network(), model.arch()), model.arch(), io),
                          model.network());
 }
 
 int make_buildable(const CostModel& model, const fir::Graph& graph, Plan& plan, const std::string& fir_file,
-                   WeightPaths* built) {
+                   BuiltPlan* built) {
   for (int splits = 0;; ++splits) {
     try {
-      WeightPaths paths = built_weight_paths(model, graph, plan, fir_file);
+      BuiltPlan paths = built_plan(model, graph, plan, fir_file);
       if (built) *built = std::move(paths);
       return splits;
     } catch (const irgen::CapacityError& e) {

@@ -92,13 +92,13 @@ bool split_segment(const CostModel& model, Plan& plan, int segment);
 // error naming the capacity and the excess when nothing is left to split.
 // The tool runs this before writing any mapping. `built`, when given,
 // receives the weight paths irgen chose for the plan as built
-// (built_weight_paths).
+// (built_plan).
 int make_buildable(const CostModel& model, const fir::Graph& graph, Plan& plan, const std::string& fir_file,
-                   WeightPaths* built = nullptr);
+                   BuiltPlan* built = nullptr);
 
 // irgen builds the plan as it stands and its weight paths and issue points
 // are read back, for the figures gemini reports (throws irgen's refusal).
-WeightPaths built_weight_paths(const CostModel& model, const fir::Graph& graph, const Plan& plan,
+BuiltPlan built_plan(const CostModel& model, const fir::Graph& graph, const Plan& plan,
                                const std::string& fir_file);
 
 }  // namespace cct::gemini

@@ -528,10 +528,10 @@ TEST_CASE("gemini reports a plan with the weight paths and issue points irgen ch
   gemini::Network net = gemini::build_network(c.graph, a, c.fir_path);
   gemini::CostModel model(net, a);
   gemini::Plan plan = gemini::search(model, gemini::SearchOptions{}).plan;
-  gemini::WeightPaths built;
+  gemini::BuiltPlan built;
   REQUIRE(gemini::make_buildable(model, c.graph, plan, c.fir_path, &built) == 0);
   int streamed = 0, direct = 0;
-  for (const auto& [key, w] : built) (w.direct ? direct : streamed) += 1;
+  for (const auto& [key, w] : built.weights) (w.direct ? direct : streamed) += 1;
   CHECK(streamed > 0);
   CHECK(direct > 0);
   const int64_t reported = model.evaluate(plan, false, true, &built).cycles;

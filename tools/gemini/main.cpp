@@ -173,9 +173,9 @@ int main(int argc, char** argv) {
           mapping::throw_if_problems(problems);
           plan = gemini::from_mapping(m, net);
           // Priced as irgen builds it, when it does (else by the model's rules).
-          gemini::WeightPaths built;
+          gemini::BuiltPlan built;
           try {
-            built = gemini::built_weight_paths(model, graph, plan, fir_file);
+            built = gemini::built_plan(model, graph, plan, fir_file);
           } catch (const Error& e) {
             std::cerr << "gemini: note: irgen does not build this mapping (" << e.what()
                       << "); its weight paths are the model's estimate\n";
@@ -237,7 +237,7 @@ int main(int argc, char** argv) {
         // never writes a mapping irgen refuses.
         // The figures reported are those of the plan as irgen built it,
         // with the weight paths it chose.
-        gemini::WeightPaths built;
+        gemini::BuiltPlan built;
         if (gemini::make_buildable(model, graph, plan, fir_file, &built) > 0) m = gemini::to_mapping(plan, net, arch);
         cost = model.evaluate(plan, true, true, &built);
         // The mapping and its timeline are one unit: both written, or neither.
