@@ -218,6 +218,14 @@ class Allocator {
                                [](const Block& x, const Block& y) { return x.address < y.address; });
     blocks_.insert(at, b);
   }
+  // Drops the blocks that end before `t` when no later find() starts before
+  // it (find() skips them anyway; at large batch a core holds thousands).
+  void forget_before(int t) {
+    if (t <= forgotten_) return;
+    forgotten_ = t;
+    blocks_.erase(std::remove_if(blocks_.begin(), blocks_.end(), [t](const Block& b) { return b.end < t; }),
+                  blocks_.end());
+  }
 
  private:
   struct Block {
@@ -225,8 +233,22 @@ class Allocator {
     int64_t address, size;
   };
   int64_t capacity_;
+  int forgotten_ = 0;
   std::vector<Block> blocks_;  // by address
 };
+
+// The smallest p in [lo, hi] with fits(p), hi + 1 if none, for a `fits`
+// that holds from some point on (a binary search).
+template <class Fits>
+int earliest_room(int lo, int hi, Fits fits) {
+  int first = hi + 1;
+  while (lo <= hi) {
+    const int mid = lo + (hi - lo) / 2;
+    if (fits(mid)) first = mid, hi = mid - 1;
+    else lo = mid + 1;
+  }
+  return first;
+}
 
 class Generator {
  public:
@@ -1603,14 +1625,19 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
       WeightLoad& wt = weights_[size_t(wi)];
       const LayerModel& L = layers_[size_t(wt.layer)];
       wt.direct = direct[size_t(wi)] && wt.fits_wl0;
+      // Loads come in order of first use and each queue issues in order, so
+      // no later search starts before these.
+      wl0.forget_before(std::min(wt.first, prev_issue_lw));
+      l2.forget_before(std::min(wt.first, prev_issue_ld));
       const std::string who = "weights of \"" + L.fir->name + "\" on core " + std::to_string(core);
       if (wt.direct) {
         int lb = o_.prefetch ? std::min(std::max(prev_issue_lw, strict_lw_ ? after_streamed : 0), wt.first) : wt.first;
-        int64_t addr = -1;
-        int j = lb;
-        // Not inside a streamed workload whose later tile loads would queue behind it.
-        for (; j <= wt.first; ++j)
-          if (!many_tiles.count(j) && (addr = wl0.find(j, wt.last, wt.rows, 1)) >= 0) break;
+        // The earliest issue position with room until the last use (room
+        // at j means room at every later j: fewer blocks live), not inside
+        // a streamed workload whose later tile loads would queue behind it.
+        int j = earliest_room(lb, wt.first, [&](int p) { return wl0.find(p, wt.last, wt.rows, 1) >= 0; });
+        while (j <= wt.first && many_tiles.count(j)) ++j;
+        const int64_t addr = j <= wt.first ? wl0.find(j, wt.last, wt.rows, 1) : -1;
         if (addr < 0) {
           assign_segment_ = L.segment;
           assign_error_ = "no room in the weight buffer for the " + who;
@@ -1635,8 +1662,10 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         int lb = o_.prefetch && !reserved ? std::min(prev_issue_ld, wt.first) : wt.first;
         int64_t addr = reserved ? tensors_[size_t(wt.l2_tensor)].address : -1;
         int j = lb;
-        for (; j <= wt.first && !reserved; ++j)
-          if ((addr = l2.find(j, wt.last, wt.footprint, kL2AllocAlign)) >= 0) break;
+        if (!reserved) {
+          j = earliest_room(lb, wt.first, [&](int p) { return l2.find(p, wt.last, wt.footprint, kL2AllocAlign) >= 0; });
+          if (j <= wt.first) addr = l2.find(j, wt.last, wt.footprint, kL2AllocAlign);
+        }
         if (addr < 0) {
           assign_segment_ = L.segment;
           assign_error_ = "the " + who + " (" + std::to_string(wt.bytes) +
