@@ -61,7 +61,6 @@ double PlanCost::value(Objective o, const arch::Architecture& a) const {
 
 namespace {
 
-
 struct Route {
   std::vector<int> resources;
   int64_t latency = 0;
