@@ -41,8 +41,8 @@ struct Golden {
     return ((n * shape[1] + c) * shape[2] + h) * shape[3] + w;
   }
   // The element at `index` equals the `elem` bytes at `p` (byte by byte:
-  // the checks compare every element of every tile, and a memcmp call per
-  // one- or two-byte element was a tenth of a functional run).
+  // the checks compare every element of every tile, and memcmp, called per
+  // one- or two-byte element, was 8% of the ResNet b16/b64 test's profile).
   bool matches(const uint8_t* p, int64_t index) const {
     const uint8_t* g = bytes.data() + index * elem;
     for (int k = 0; k < elem; ++k)
