@@ -374,7 +374,10 @@ Analysis analyze(const trace::Trace& t, const Options& opt) {
     for (size_t i = 0; i < n; ++i) {
       e.instructions_pj += t.timing[i].energy;
       e.by_queue[size_t(insts[i].queue())] += t.timing[i].energy;
-      if (!work.empty()) model += work[i].energy;
+      if (work.empty()) continue;
+      timing::Energy ei = work[i].energy;
+      if (groups.shares_read(i)) ei.dram = 0;  // the group's DRAM read is priced once, as zebusim does
+      model += ei;
     }
     if (!work.empty()) {
       // The trace's energy is the model's per-instruction energy plus the

@@ -16,6 +16,7 @@
 #include "fir/fir.hpp"
 #include "isa/program_io.hpp"
 #include "sim/sim.hpp"
+#include "timing/timing.hpp"
 #include "support/io.hpp"
 #include "support/json.hpp"
 #include "html_check.hpp"
@@ -717,6 +718,10 @@ TEST_CASE("a multicast group: every member starts with the last one ready and li
   // The group reads DRAM once.
   CHECK(an.dram_read_of[2] > 0);
   CHECK(an.dram_read_of[7] == 0);
+  // Its energy splits by component, the DRAM read priced once as zebusim prices it.
+  REQUIRE(an.energy.available);
+  CHECK(an.energy.components);
+  CHECK(an.energy.split.dram == doctest::Approx(timing::dram_transfer_energy(a, an.dram_read_of[2]).dram).epsilon(1e-9));
   const std::string dir = cct::testing::temp_dir("traceview_multicast");
   cct::testing::write_file(dir + "/mc.html", traceview::format_html(t, an, {}));
   html_check::check_hover_every_class(dir + "/mc.html", t, dir);
