@@ -115,7 +115,9 @@ struct Flow {
   int64_t tail = 0;       // cycles from the last byte sent to the receive side's end
   int32_t group = -1;     // a multicast load's group: every member ends with it
   uint32_t version = 0;
+  double scheduled_rate = -1;  // the rate its pending completion event was computed at (-1: none)
   bool active = false;
+  bool frozen = false;  // reallocate: its rate is fixed this time
 };
 
 enum EventKind : uint8_t { kEnd, kStream, kFlowDone, kHostDone };
@@ -178,6 +180,12 @@ class Engine {
           if (flows_[e.id].active && flows_[e.id].version == e.version) flow_done(e.id);
           break;
         case kHostDone: host_done(e.id); break;
+      }
+      // Rates matter only once time moves on: the flows that began or ended
+      // in this cycle share the links from one reallocation.
+      if (rates_stale_ && (events_.empty() || events_.top().time > now_)) {
+        rates_stale_ = false;
+        if (!active_.empty()) reallocate();
       }
     }
     if (ended_ < n_) report_deadlock();
@@ -500,7 +508,7 @@ class Engine {
       flow_done(f);
       return;
     }
-    reallocate();
+    rates_stale_ = true;
   }
 
   // Brings every active flow's remaining bytes up to now.
@@ -513,37 +521,81 @@ class Engine {
     }
   }
 
-  // Max-min fair shares of every resource among the active flows, then the
-  // new completion times.
+  // Max-min fair shares of every resource among the active flows (water
+  // filling: each round the tightest resources fix the rate of the flows
+  // through them), then the new completion times. A resource only one flow
+  // uses keeps its capacity as that flow's share until the flow is fixed, so
+  // of those only the smallest per flow takes part. The rounds visit the
+  // resources that take part, not the network's (a 256-core mesh has
+  // thousands of links), and a flow whose rate did not change keeps its
+  // completion event.
   void reallocate() {
     const auto& cap = net_.capacity();
-    left_.assign(cap.begin(), cap.end());
-    users_.assign(cap.size(), 0);
-    std::vector<uint32_t> open(active_.begin(), active_.end());
-    for (uint32_t f : open)
+    if (slot_.size() != cap.size()) left_.assign(cap.size(), 0), users_.assign(cap.size(), 0), slot_.assign(cap.size(), -1);
+    for (uint32_t f : active_)
+      for (int r : *flows_[f].resources) users_[size_t(r)] = 0;
+    for (uint32_t f : active_)
       for (int r : *flows_[f].resources) ++users_[size_t(r)];
-    while (!open.empty()) {
-      double share = std::numeric_limits<double>::infinity();
-      for (uint32_t f : open)
-        for (int r : *flows_[f].resources) share = std::min(share, left_[size_t(r)] / double(users_[size_t(r)]));
-      if (!std::isfinite(share)) share = std::numeric_limits<double>::max();  // a flow using nothing shared
-      std::vector<uint32_t> still;
-      for (uint32_t f : open) {
-        bool bottleneck = flows_[f].resources->empty();
-        for (int r : *flows_[f].resources)
-          bottleneck = bottleneck || left_[size_t(r)] / double(users_[size_t(r)]) <= share * (1 + 1e-12);
-        if (bottleneck) {
-          flows_[f].rate = share;
-          for (int r : *flows_[f].resources) left_[size_t(r)] -= share, --users_[size_t(r)];
-        } else {
-          still.push_back(f);
-        }
+    // Each flow's resources that take part: the shared ones and its smallest
+    // one of its own (flow_uses_ from use_begin_[k] for the k-th active flow).
+    touched_.clear();
+    flow_uses_.clear();
+    use_begin_.clear();
+    auto take = [&](int r) {
+      if (slot_[size_t(r)] < 0) {
+        slot_[size_t(r)] = int32_t(touched_.size());
+        touched_.push_back(r);
+        left_[size_t(r)] = cap[size_t(r)];
       }
-      open.swap(still);
+      flow_uses_.push_back(r);
+    };
+    for (uint32_t f : active_) {
+      flows_[f].frozen = false;
+      use_begin_.push_back(uint32_t(flow_uses_.size()));
+      int own = -1;
+      for (int r : *flows_[f].resources)
+        if (users_[size_t(r)] > 1) take(r);
+        else if (own < 0 || cap[size_t(r)] < cap[size_t(own)]) own = r;
+      if (own >= 0) take(own);
     }
+    use_begin_.push_back(uint32_t(flow_uses_.size()));
+    // The flows through each resource that takes part (counting sort).
+    offset_.assign(touched_.size() + 1, 0);
+    for (int r : flow_uses_) ++offset_[size_t(slot_[size_t(r)]) + 1];
+    for (size_t k = 0; k < touched_.size(); ++k) offset_[k + 1] += offset_[k];
+    through_.resize(offset_.back());
+    fill_.assign(offset_.begin(), offset_.end() - 1);
+    for (size_t k = 0; k < active_.size(); ++k)
+      for (uint32_t u = use_begin_[k]; u < use_begin_[k + 1]; ++u) through_[fill_[size_t(slot_[size_t(flow_uses_[u])])]++] = uint32_t(k);
+    size_t open = active_.size();
+    auto freeze = [&](size_t k, double share) {
+      Flow& x = flows_[active_[k]];
+      x.frozen = true;
+      x.rate = share;
+      for (uint32_t u = use_begin_[k]; u < use_begin_[k + 1]; ++u) left_[size_t(flow_uses_[u])] -= share, --users_[size_t(flow_uses_[u])];
+      --open;
+    };
+    for (bool first = true; open > 0; first = false) {
+      double share = std::numeric_limits<double>::infinity();
+      for (int r : touched_)
+        if (users_[size_t(r)] > 0) share = std::min(share, left_[size_t(r)] / double(users_[size_t(r)]));
+      if (!std::isfinite(share)) share = std::numeric_limits<double>::max();  // a flow using nothing shared
+      if (first)
+        for (size_t k = 0; k < active_.size(); ++k)
+          if (use_begin_[k] == use_begin_[k + 1]) freeze(k, share);
+      for (size_t t = 0; t < touched_.size(); ++t) {
+        const size_t r = size_t(touched_[t]);
+        if (users_[r] == 0 || left_[r] / double(users_[r]) > share * (1 + 1e-12)) continue;
+        for (uint32_t i = offset_[t]; i < offset_[t + 1]; ++i)
+          if (!flows_[active_[through_[i]]].frozen) freeze(through_[i], share);
+      }
+    }
+    for (int r : touched_) slot_[size_t(r)] = -1;
     for (uint32_t f : active_) {
       Flow& x = flows_[f];
+      if (x.rate == x.scheduled_rate) continue;
       ++x.version;
+      x.scheduled_rate = x.rate;
       // A partial last cycle counts whole, as in timing::dram_transfer_cycles.
       double cycles = std::ceil(x.remaining / std::max(x.rate, 1e-12) - 1e-9);
       push(now_, timing::saturate_cycles(cycles), kFlowDone, f, x.version);
@@ -573,7 +625,7 @@ class Engine {
       finish(first);
       if (second != SIZE_MAX) push(now_, tail, kEnd, uint32_t(second));
     }
-    if (!active_.empty()) reallocate();
+    rates_stale_ = true;
   }
 
   void finish(size_t i) {
@@ -738,6 +790,15 @@ class Engine {
   std::vector<uint32_t> active_;
   std::vector<double> left_;
   std::vector<int> users_;
+  // reallocate's scratch: the resources that take part, each one's slot
+  // among them, the flows through each (offset_ into through_), each flow's
+  // resources that take part
+  std::vector<int> touched_;
+  std::vector<int32_t> slot_;
+  std::vector<uint32_t> offset_, fill_, through_;
+  std::vector<int> flow_uses_;
+  std::vector<uint32_t> use_begin_;
+  bool rates_stale_ = false;  // a flow began or ended since the last reallocate
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::vector<HostStep> host_steps_;
   std::vector<size_t> host_step_of_;   // instruction -> its host step (ct_hs, ct_hw)
