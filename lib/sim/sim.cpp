@@ -11,6 +11,7 @@
 
 #include "footprint/footprint.hpp"
 #include "isa/multicast.hpp"
+#include "sim/flows.hpp"
 #include "support/error.hpp"
 #include "timing/instruction_model.hpp"
 
@@ -105,19 +106,13 @@ class Network {
   std::map<int, int> dram_choice_;
 };
 
-struct Flow {
-  double remaining = 0;   // bytes still to move
-  double rate = 0;        // bytes per cycle
-  int64_t last = 0;       // cycle `remaining` was last brought up to date
-  const std::vector<int>* resources = nullptr;
-  size_t first = 0;       // the instruction the flow serves (send: the so_mov)
+// What a flow of the bandwidth model (FairShareFlows) is for.
+struct FlowUse {
+  size_t first = 0;          // the instruction the flow serves (send: the so_mov)
   size_t second = SIZE_MAX;  // receive side of a transfer
-  int64_t tail = 0;       // cycles from the last byte sent to the receive side's end
-  int32_t group = -1;     // a multicast load's group: every member ends with it
-  uint32_t version = 0;
-  double scheduled_rate = -1;  // the rate its pending completion event was computed at (-1: none)
-  bool active = false;
-  bool frozen = false;  // reallocate: its rate is fixed this time
+  int64_t tail = 0;          // cycles from the last byte sent to the receive side's end
+  int32_t group = -1;        // a multicast load's group: every member ends with it
+  uint32_t version = 0;      // of its pending completion event
 };
 
 enum EventKind : uint8_t { kEnd, kStream, kFlowDone, kHostDone };
@@ -163,7 +158,9 @@ struct QueueState {
 class Engine {
  public:
   Engine(const isa::Program& p, const arch::Architecture& a, const Options& o)
-      : prog_(p), a_(a), opt_(o), net_(a), n_(p.size()) {}
+      : prog_(p), a_(a), opt_(o), net_(a), n_(p.size()) {
+    flows_.reset(&net_.capacity());
+  }
 
   Result run() {
     prepare();
@@ -177,7 +174,7 @@ class Engine {
         case kEnd: finish(e.id); break;
         case kStream: begin_stream(e.id); break;
         case kFlowDone:
-          if (flows_[e.id].active && flows_[e.id].version == e.version) flow_done(e.id);
+          if (flows_.active(e.id) && uses_[e.id].version == e.version) flow_done(e.id);
           break;
         case kHostDone: host_done(e.id); break;
       }
@@ -185,7 +182,7 @@ class Engine {
       // in this cycle share the links from one reallocation.
       if (rates_stale_ && (events_.empty() || events_.top().time > now_)) {
         rates_stale_ = false;
-        if (!active_.empty()) reallocate();
+        reallocate();
       }
     }
     if (ended_ < n_) report_deadlock();
@@ -456,15 +453,12 @@ class Engine {
   void mark_started(size_t i, int64_t now) { result_.timing[i].start = now; }
 
   uint32_t new_flow(size_t first, size_t second, double bytes, const std::vector<int>* res, int64_t tail) {
-    Flow f;
-    f.remaining = bytes;
-    f.resources = res;
-    f.first = first;
-    f.second = second;
-    f.tail = tail;
-    flows_.push_back(f);
-    uint32_t id = uint32_t(flows_.size() - 1);
-    return id;
+    FlowUse u;
+    u.first = first;
+    u.second = second;
+    u.tail = tail;
+    uses_.push_back(u);
+    return flows_.add(bytes, res);
   }
 
   void start_transfer(size_t send, int64_t now) {
@@ -493,121 +487,36 @@ class Engine {
     route_[lead] = &tree;  // the group's links, charged once
     int64_t latency = std::llround(a_.dram.latency_cycles + a_.timing.ld_fixed_cycles) + tree.latency;
     uint32_t f = new_flow(lead, SIZE_MAX, double(work_[lead].bytes), &tree.resources, 0);
-    flows_[f].group = g;
+    uses_[f].group = g;
     push(now, latency, kStream, f);
   }
 
   void begin_stream(uint32_t f) {
-    advance_flows();
-    flows_[f].active = true;
-    flows_[f].last = now_;
-    active_.push_back(f);
-    if (flows_[f].remaining <= 0) {
-      flows_[f].active = false;
-      active_.pop_back();
+    if (flows_.remaining(f) <= 0) {
       flow_done(f);
       return;
     }
+    flows_.advance(double(now_));
+    flows_.start(f, double(now_));
     rates_stale_ = true;
   }
 
-  // Brings every active flow's remaining bytes up to now.
-  void advance_flows() {
-    for (uint32_t f : active_) {
-      Flow& x = flows_[f];
-      x.remaining -= x.rate * double(now_ - x.last);
-      if (x.remaining < 0) x.remaining = 0;
-      x.last = now_;
-    }
-  }
-
-  // Max-min fair shares of every resource among the active flows (water
-  // filling: each round the tightest resources fix the rate of the flows
-  // through them), then the new completion times. A resource only one flow
-  // uses keeps its capacity as that flow's share until the flow is fixed, so
-  // of those only the smallest per flow takes part. The rounds visit the
-  // resources that take part, not the network's (a 256-core mesh has
-  // thousands of links), and a flow whose rate did not change keeps its
-  // completion event.
+  // The rates of the active flows, once the flows that began or ended in a
+  // cycle are known; a flow whose rate changed gets a new completion event.
   void reallocate() {
-    const auto& cap = net_.capacity();
-    if (slot_.size() != cap.size()) left_.assign(cap.size(), 0), users_.assign(cap.size(), 0), slot_.assign(cap.size(), -1);
-    for (uint32_t f : active_)
-      for (int r : *flows_[f].resources) users_[size_t(r)] = 0;
-    for (uint32_t f : active_)
-      for (int r : *flows_[f].resources) ++users_[size_t(r)];
-    // Each flow's resources that take part: the shared ones and its smallest
-    // one of its own (flow_uses_ from use_begin_[k] for the k-th active flow).
-    touched_.clear();
-    flow_uses_.clear();
-    use_begin_.clear();
-    auto take = [&](int r) {
-      if (slot_[size_t(r)] < 0) {
-        slot_[size_t(r)] = int32_t(touched_.size());
-        touched_.push_back(r);
-        left_[size_t(r)] = cap[size_t(r)];
-      }
-      flow_uses_.push_back(r);
-    };
-    for (uint32_t f : active_) {
-      flows_[f].frozen = false;
-      use_begin_.push_back(uint32_t(flow_uses_.size()));
-      int own = -1;
-      for (int r : *flows_[f].resources)
-        if (users_[size_t(r)] > 1) take(r);
-        else if (own < 0 || cap[size_t(r)] < cap[size_t(own)]) own = r;
-      if (own >= 0) take(own);
-    }
-    use_begin_.push_back(uint32_t(flow_uses_.size()));
-    // The flows through each resource that takes part (counting sort).
-    offset_.assign(touched_.size() + 1, 0);
-    for (int r : flow_uses_) ++offset_[size_t(slot_[size_t(r)]) + 1];
-    for (size_t k = 0; k < touched_.size(); ++k) offset_[k + 1] += offset_[k];
-    through_.resize(offset_.back());
-    fill_.assign(offset_.begin(), offset_.end() - 1);
-    for (size_t k = 0; k < active_.size(); ++k)
-      for (uint32_t u = use_begin_[k]; u < use_begin_[k + 1]; ++u) through_[fill_[size_t(slot_[size_t(flow_uses_[u])])]++] = uint32_t(k);
-    size_t open = active_.size();
-    auto freeze = [&](size_t k, double share) {
-      Flow& x = flows_[active_[k]];
-      x.frozen = true;
-      x.rate = share;
-      for (uint32_t u = use_begin_[k]; u < use_begin_[k + 1]; ++u) left_[size_t(flow_uses_[u])] -= share, --users_[size_t(flow_uses_[u])];
-      --open;
-    };
-    for (bool first = true; open > 0; first = false) {
-      double share = std::numeric_limits<double>::infinity();
-      for (int r : touched_)
-        if (users_[size_t(r)] > 0) share = std::min(share, left_[size_t(r)] / double(users_[size_t(r)]));
-      if (!std::isfinite(share)) share = std::numeric_limits<double>::max();  // a flow using nothing shared
-      if (first)
-        for (size_t k = 0; k < active_.size(); ++k)
-          if (use_begin_[k] == use_begin_[k + 1]) freeze(k, share);
-      for (size_t t = 0; t < touched_.size(); ++t) {
-        const size_t r = size_t(touched_[t]);
-        if (users_[r] == 0 || left_[r] / double(users_[r]) > share * (1 + 1e-12)) continue;
-        for (uint32_t i = offset_[t]; i < offset_[t + 1]; ++i)
-          if (!flows_[active_[through_[i]]].frozen) freeze(through_[i], share);
-      }
-    }
-    for (int r : touched_) slot_[size_t(r)] = -1;
-    for (uint32_t f : active_) {
-      Flow& x = flows_[f];
-      if (x.rate == x.scheduled_rate) continue;
-      ++x.version;
-      x.scheduled_rate = x.rate;
+    flows_.reallocate([&](uint32_t f) {
+      FlowUse& u = uses_[f];
+      ++u.version;
       // A partial last cycle counts whole, as in timing::dram_transfer_cycles.
-      double cycles = std::ceil(x.remaining / std::max(x.rate, 1e-12) - 1e-9);
-      push(now_, timing::saturate_cycles(cycles), kFlowDone, f, x.version);
-    }
+      double cycles = std::ceil(flows_.remaining(f) / std::max(flows_.rate(f), 1e-12) - 1e-9);
+      push(now_, timing::saturate_cycles(cycles), kFlowDone, f, u.version);
+    });
   }
 
   void flow_done(uint32_t f) {
-    advance_flows();
-    Flow& x = flows_[f];
-    x.active = false;
-    x.remaining = 0;
-    active_.erase(std::remove(active_.begin(), active_.end(), f), active_.end());
+    flows_.advance(double(now_));
+    flows_.stop(f);
+    const FlowUse& x = uses_[f];
     size_t first = x.first, second = x.second;
     int64_t tail = x.tail;
     if (x.group >= 0) {
@@ -786,18 +695,8 @@ class Engine {
   std::vector<const Route*> route_;
   std::vector<QueueState> queues_;
   std::vector<int64_t> produced_, consumed_;
-  std::vector<Flow> flows_;
-  std::vector<uint32_t> active_;
-  std::vector<double> left_;
-  std::vector<int> users_;
-  // reallocate's scratch: the resources that take part, each one's slot
-  // among them, the flows through each (offset_ into through_), each flow's
-  // resources that take part
-  std::vector<int> touched_;
-  std::vector<int32_t> slot_;
-  std::vector<uint32_t> offset_, fill_, through_;
-  std::vector<int> flow_uses_;
-  std::vector<uint32_t> use_begin_;
+  FairShareFlows flows_;       // the DRAM and link bandwidth the transfers share
+  std::vector<FlowUse> uses_;  // per flow of flows_
   bool rates_stale_ = false;  // a flow began or ended since the last reallocate
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   std::vector<HostStep> host_steps_;
