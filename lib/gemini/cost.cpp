@@ -472,24 +472,12 @@ struct CostModel::Impl {
         cycles = tiler.plan(cs, tile_k(L)).cycles;
       }
     } else {
-      // irgen prices a vector workload by its channels and pixels.
-      timing::VpOp op;
-      if (L.kind == LayerKind::Pool && !L.inputs.empty()) {
-        Dims ie = extent(input_region(net, L, 0, box));
-        op.c = ie[1], op.h = ie[2], op.w = ie[3];
-      } else {
-        op.c = e[1], op.h = e[2], op.w = e[3];
-      }
-      op.out_pixels = e[2] * e[3];
-      op.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
-      op.out_bytes = L.out_bytes;
+      // Priced as irgen prices the workload.
+      const bool pool = L.kind == LayerKind::Pool && !L.inputs.empty();
+      timing::VpOp op = timing::vp_workload(pool, pool ? extent(input_region(net, L, 0, box)) : e, e,
+                                            L.inputs.empty() ? 1 : L.inputs[0].bytes, L.out_bytes);
       op.two_inputs = L.kind != LayerKind::Pool && L.two_input_vp;
-      if (op.two_inputs && L.inputs.size() > 1) {
-        // as irgen: the second operand's region (smaller when it broadcasts)
-        Dims se = extent(input_region(net, L, 1, box));
-        op.second_elements = se[1] * se[2] * se[3];
-        op.second_bytes = L.inputs[1].bytes;
-      }
+      if (op.two_inputs && L.inputs.size() > 1) timing::set_second_operand(op, extent(input_region(net, L, 1, box)), L.inputs[1].bytes);
       op.window = L.pool_window;  // 1 but for pools and resizes
       // asm issues one VP instruction per sample; zebusim splits the time of
       // one sample's tile over them, so each further sample adds its fixed part.

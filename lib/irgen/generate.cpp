@@ -1868,29 +1868,18 @@ void Generator::tile_vp(Wl& w) {
   const LayerModel& L = layers_[size_t(w.layer)];
   const fir::Layer& l = *L.fir;
   Dims e = w.out.extent();
-  timing::VpOp op;
   const bool pool = is_pool_op(l.op);
-  if (pool && !w.inputs.empty() && !w.inputs[0].pieces.empty()) {
-    // Pools read their window over the whole input buffer.
-    Dims ie = tensors_[size_t(w.inputs[0].pieces[0].buffer)].box.extent();
-    op.c = ie[1], op.h = ie[2], op.w = ie[3];
-  } else {
-    op.c = e[1], op.h = e[2], op.w = e[3];
-  }
-  op.out_pixels = e[2] * e[3];
-  op.in_bytes = L.inputs.empty() ? 1 : L.inputs[0].bytes;
-  op.out_bytes = L.out_bytes;
+  // Pools read their window over the whole input buffer.
+  const bool pool_input = pool && !w.inputs.empty() && !w.inputs[0].pieces.empty();
+  timing::VpOp op = timing::vp_workload(pool_input, pool_input ? tensors_[size_t(w.inputs[0].pieces[0].buffer)].box.extent() : e, e,
+                                        L.inputs.empty() ? 1 : L.inputs[0].bytes, L.out_bytes);
   auto lut_bits = [&](size_t i) -> int64_t {
     if (i >= l.tensor_lut.size() || l.tensor_lut[i].size() < 3) return 0;
     return (l.tensor_lut[i][0] << 2) | (l.tensor_lut[i][1] << 1) | l.tensor_lut[i][2];
   };
   op.two_inputs = !pool && lut_bits(1) != 0;
-  if (op.two_inputs && w.inputs.size() > 1) {
-    // A broadcast second operand reads its own (smaller) region.
-    Dims se = w.inputs[1].region.extent();
-    op.second_elements = se[1] * se[2] * se[3];
-    op.second_bytes = L.inputs.size() > 1 ? L.inputs[1].bytes : op.in_bytes;
-  }
+  if (op.two_inputs && w.inputs.size() > 1)
+    timing::set_second_operand(op, w.inputs[1].region.extent(), L.inputs.size() > 1 ? L.inputs[1].bytes : op.in_bytes);
   auto ps = l.pool_size.value_or(std::array<int64_t, 2>{1, 1});
   op.window = pool ? ps[0] * ps[1] : 1;
   // A resize works per output pixel, blending 4 taps (linear) or taking 1.

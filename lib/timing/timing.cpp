@@ -227,6 +227,21 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
   return cost;
 }
 
+VpOp vp_workload(bool pool, const std::array<int64_t, 4>& in, const std::array<int64_t, 4>& out, int in_bytes, int out_bytes) {
+  VpOp op;
+  const std::array<int64_t, 4>& over = pool ? in : out;
+  op.c = over[1], op.h = over[2], op.w = over[3];
+  op.out_pixels = out[2] * out[3];
+  op.in_bytes = in_bytes;
+  op.out_bytes = out_bytes;
+  return op;
+}
+
+void set_second_operand(VpOp& op, const std::array<int64_t, 4>& extent, int bytes) {
+  op.second_elements = extent[1] * extent[2] * extent[3];
+  op.second_bytes = bytes;
+}
+
 VpCost vp_cost(const arch::Architecture& a, const VpOp& op) {
   const auto& tm = a.timing;
   int elem = std::max(op.in_bytes, op.out_bytes);

@@ -123,6 +123,15 @@ struct VpOp {
   int64_t out_pixels = 0;        // output pixels (0 = h*w)
 };
 
+// The VpOp of a vector workload whose output region has extent `out`
+// ([N, C, H, W]): a pool works over the input region it reads (`in`), every
+// other operation over its output pixels. irgen prices its workloads by it
+// and gemini its parts, so the two agree.
+VpOp vp_workload(bool pool, const std::array<int64_t, 4>& in, const std::array<int64_t, 4>& out, int in_bytes, int out_bytes);
+// The second operand of an element-wise workload, read over `extent`
+// (smaller than the first's when it broadcasts).
+void set_second_operand(VpOp& op, const std::array<int64_t, 4>& extent, int bytes);
+
 struct VpCost {
   int64_t layer_cycles = 0;  // work of the whole operation, without the fixed part
   int64_t elements = 0;      // element operations
