@@ -1629,7 +1629,8 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
       // no later search starts before these.
       wl0.forget_before(std::min(wt.first, prev_issue_lw));
       l2.forget_before(std::min(wt.first, prev_issue_ld));
-      const std::string who = "weights of \"" + L.fir->name + "\" on core " + std::to_string(core);
+      // Named only in an error (the weight-path search calls this per candidate).
+      auto who = [&] { return "weights of \"" + L.fir->name + "\" on core " + std::to_string(core); };
       if (wt.direct) {
         int lb = o_.prefetch ? std::min(std::max(prev_issue_lw, strict_lw_ ? after_streamed : 0), wt.first) : wt.first;
         // The earliest issue position with room until the last use (room
@@ -1640,7 +1641,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         const int64_t addr = j <= wt.first ? wl0.find(j, wt.last, wt.rows, 1) : -1;
         if (addr < 0) {
           assign_segment_ = L.segment;
-          assign_error_ = "no room in the weight buffer for the " + who;
+          assign_error_ = "no room in the weight buffer for the " + who();
           return -1;
         }
         wt.issue = j;
@@ -1654,7 +1655,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         int64_t waddr = wl0.find(wt.first, wt.last, wt.wl0_rows, 1);
         if (waddr < 0) {
           assign_segment_ = L.segment;
-          assign_error_ = "one tile of the " + who + " does not fit the weight buffer twice";
+          assign_error_ = "one tile of the " + who() + " does not fit the weight buffer twice";
           return -1;
         }
         wt.wl0_address = waddr;
@@ -1668,7 +1669,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         }
         if (addr < 0) {
           assign_segment_ = L.segment;
-          assign_error_ = "the " + who + " (" + std::to_string(wt.bytes) +
+          assign_error_ = "the " + who() + " (" + std::to_string(wt.bytes) +
                           " bytes) do not fit in L2 next to the activations live with them";
           return -1;
         }
@@ -1985,10 +1986,14 @@ sir::Schedule Generator::emit() {
   std::map<int, std::vector<int>> core_tensors;
   for (size_t i = 0; i < tensors_.size(); ++i)
     if (tensors_[i].size > 0) core_tensors[tensors_[i].core].push_back(int(i));
+  std::map<int, std::vector<const WeightLoad*>> core_weights;  // in weights_ order
+  for (const auto& wt : weights_) core_weights[wt.core].push_back(&wt);
   for (auto& [core, ids] : per_core_) {
     sir::Core c;
     c.id = core;
+    c.workloads.reserve(ids.size());
     const auto& mine = core_tensors[core];
+    const auto& my_weights = core_weights[core];
     for (int id : ids) {
       Wl& w = wls_[size_t(id)];
       const LayerModel& L = layers_[size_t(w.layer)];
@@ -2060,11 +2065,10 @@ sir::Schedule Generator::emit() {
       for (int t : live) x.buffer.push_back(buffer_entry(tensors_[size_t(t)], w.pos, w, t));
       // WL0 snapshot: every weight slice resident before the workload.
       std::vector<const WeightLoad*> wl0;
-      for (const auto& wt : weights_) {
-        if (wt.core != core) continue;
-        bool resident = wt.direct ? (wt.issue <= w.pos && w.pos <= wt.last)
-                                  : (std::find(wt.workloads.begin(), wt.workloads.end(), w.id) != wt.workloads.end());
-        if (resident) wl0.push_back(&wt);
+      for (const WeightLoad* wt : my_weights) {
+        bool resident = wt->direct ? (wt->issue <= w.pos && w.pos <= wt->last)
+                                   : (std::find(wt->workloads.begin(), wt->workloads.end(), w.id) != wt->workloads.end());
+        if (resident) wl0.push_back(wt);
       }
       std::stable_sort(wl0.begin(), wl0.end(), [](const WeightLoad* p, const WeightLoad* q) { return p->order < q->order; });
       for (const WeightLoad* wt : wl0) {
@@ -2088,7 +2092,7 @@ sir::Schedule Generator::emit() {
         x.wl0_buffer.entries.push_back(std::move(en));
       }
       x.wl0_buffer.when_empty = sir::EmptyForm::Null;
-      c.workloads.push_back(x);
+      c.workloads.push_back(std::move(x));  // the generator ends with emit()
     }
     s.cores.push_back(std::move(c));
   }
