@@ -13,6 +13,7 @@ void FairShareFlows::reset(const std::vector<double>* capacity) {
   active_.clear();
   left_.assign(capacity->size(), 0);
   users_.assign(capacity->size(), 0);
+  count_.assign(capacity->size(), 0);
   slot_.assign(capacity->size(), -1);
 }
 
@@ -28,6 +29,7 @@ void FairShareFlows::start(Id f, double now) {
   flows_[f].active = true;
   flows_[f].last = now;
   active_.push_back(f);
+  for (int r : *flows_[f].resources) ++count_[size_t(r)];
 }
 
 void FairShareFlows::stop(Id f) {
@@ -36,6 +38,7 @@ void FairShareFlows::stop(Id f) {
   x.active = false;
   x.remaining = 0;
   active_.erase(std::find(active_.begin(), active_.end(), f));
+  for (int r : *x.resources) --count_[size_t(r)];
 }
 
 void FairShareFlows::advance(double now) {
@@ -53,10 +56,6 @@ void FairShareFlows::advance(double now) {
 // network's (a 256-core mesh has thousands of links).
 void FairShareFlows::solve() {
   const std::vector<double>& cap = *capacity_;
-  for (Id f : active_)
-    for (int r : *flows_[f].resources) users_[size_t(r)] = 0;
-  for (Id f : active_)
-    for (int r : *flows_[f].resources) ++users_[size_t(r)];
   touched_.clear();
   uses_.clear();
   use_begin_.clear();
@@ -65,6 +64,7 @@ void FairShareFlows::solve() {
       slot_[size_t(r)] = int32_t(touched_.size());
       touched_.push_back(r);
       left_[size_t(r)] = cap[size_t(r)];
+      users_[size_t(r)] = count_[size_t(r)];
     }
     uses_.push_back(r);
   };
@@ -73,7 +73,7 @@ void FairShareFlows::solve() {
     use_begin_.push_back(uint32_t(uses_.size()));
     int own = -1;
     for (int r : *flows_[f].resources)
-      if (users_[size_t(r)] > 1) take(r);
+      if (count_[size_t(r)] > 1) take(r);
       else if (own < 0 || cap[size_t(r)] < cap[size_t(own)]) own = r;
     if (own >= 0) take(own);
   }

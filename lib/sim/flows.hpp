@@ -83,6 +83,7 @@ class FairShareFlows {
   // flow's resources that take part (uses_ from use_begin_).
   std::vector<double> left_;
   std::vector<int> users_;
+  std::vector<int> count_;  // per resource: the active flows using it
   std::vector<int32_t> slot_;
   std::vector<int> touched_, uses_;
   std::vector<uint32_t> offset_, fill_, through_, use_begin_;
