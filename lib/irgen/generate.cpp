@@ -1630,7 +1630,7 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
       wl0.forget_before(std::min(wt.first, prev_issue_lw));
       l2.forget_before(std::min(wt.first, prev_issue_ld));
       // Named only in an error (the weight-path search calls this per candidate).
-      auto who = [&] { return "weights of \"" + L.fir->name + "\" on core " + std::to_string(core); };
+      auto who = [&, c = core] { return "weights of \"" + L.fir->name + "\" on core " + std::to_string(c); };
       if (wt.direct) {
         int lb = o_.prefetch ? std::min(std::max(prev_issue_lw, strict_lw_ ? after_streamed : 0), wt.first) : wt.first;
         // The earliest issue position with room until the last use (room

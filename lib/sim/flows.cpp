@@ -94,7 +94,8 @@ void FairShareFlows::solve() {
     for (uint32_t u = use_begin_[k]; u < use_begin_[k + 1]; ++u) left_[size_t(uses_[u])] -= share, --users_[size_t(uses_[u])];
     --open;
   };
-  for (bool first = true; open > 0; first = false) {
+  bool first = true;
+  while (open > 0) {  // freeze() counts the flows down
     double share = std::numeric_limits<double>::infinity();
     for (int r : touched_)
       if (users_[size_t(r)] > 0) share = std::min(share, left_[size_t(r)] / double(users_[size_t(r)]));
@@ -108,6 +109,7 @@ void FairShareFlows::solve() {
       for (uint32_t i = offset_[t]; i < offset_[t + 1]; ++i)
         if (!flows_[active_[through_[i]]].frozen) freeze(through_[i], share);
     }
+    first = false;
   }
   for (int r : touched_) slot_[size_t(r)] = -1;
 }
