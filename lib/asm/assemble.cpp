@@ -861,11 +861,6 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   }
 
   auto od = dims_of(t.ofmap_lower, t.ofmap_upper);
-  auto bits = [&](size_t i) -> int64_t {
-    if (i >= L.tensor_lut.size() || L.tensor_lut[i].size() < 3) return 0;
-    const auto& l = L.tensor_lut[i];
-    return (l[0] << 2) | (l[1] << 1) | l[2];
-  };
   Instruction tp(Opcode::vp_cfg_tp);
   tp.mapping = mp;
   auto st = L.strides();
@@ -881,8 +876,8 @@ void CoreAssembler::vp_tile(size_t k, size_t ti, const sir::Tile& t) {
   tp.set_list(Param::STRIDE, {static_cast<int32_t>(st[0]), static_cast<int32_t>(st[1])});
   tp.set_list(Param::KERNEL, {static_cast<int32_t>(win[0]), static_cast<int32_t>(win[1])});
   tp.set_list(Param::Tile, {i32(od[1], sh_.o, p, "tile"), i32(od[2], sh_.o, p, "tile"), i32(od[3], sh_.o, p, "tile")});
-  tp.set(Param::T1F, bits(1));
-  tp.set(Param::T0F, bits(0));
+  tp.set(Param::T1F, L.lut_code(1));
+  tp.set(Param::T0F, L.lut_code(0));
   // Max pooling pads with the smallest 16-bit value.
   tp.set(Param::PADV_AREA, maxpool ? std::numeric_limits<int16_t>::min() : 0);
   emit_cfg(tp);

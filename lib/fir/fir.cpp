@@ -301,6 +301,12 @@ const std::string* Layer::file(std::string_view role) const {
   return nullptr;
 }
 
+int64_t Layer::lut_code(size_t i) const {
+  if (i >= tensor_lut.size() || tensor_lut[i].size() < 3) return 0;
+  const auto& f = tensor_lut[i];
+  return (f[0] << 2) | (f[1] << 1) | f[2];
+}
+
 std::array<int64_t, 2> Layer::window() const {
   if (kernel_size) return *kernel_size;
   if (pool_size) return *pool_size;

@@ -227,6 +227,10 @@ struct Layer {
   std::array<int64_t, 2> strides() const;
   std::array<int64_t, 2> dilations() const;
   int64_t group_count() const { return groups.value_or(1); }
+  // The vector processor's table code of operand i (vp_cfg_tp's T0F, T1F):
+  // the three flags of tensor<i>_lut, first flag highest; 0 when the operand
+  // has none (no such operand, or fewer than three flags).
+  int64_t lut_code(size_t i) const;
 };
 
 // Names in previous_layer / next_layer that are not layers.

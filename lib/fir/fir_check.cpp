@@ -391,6 +391,8 @@ class Checker {
     for (size_t i = 0; i < l.tensor_lut.size(); ++i)
       if (l.tensor_lut[i].size() != 3)
         problem(ptr(l, "tensor" + std::to_string(i) + "_lut"), "expected 3 integers");
+      else if (std::any_of(l.tensor_lut[i].begin(), l.tensor_lut[i].end(), [](int64_t f) { return f != 0 && f != 1; }))
+        problem(ptr(l, "tensor" + std::to_string(i) + "_lut"), "expected flags of 0 or 1");
 
     // module_list groups decode.
     if (l.module_list) {

@@ -135,8 +135,7 @@ class Builder {
     }
     if (L.kind == LayerKind::Vector) {
       // A second activation input selected by the layer's tensor look-up table.
-      if (l.tensor_lut.size() > 1 && l.tensor_lut[1].size() >= 3)
-        L.two_input_vp = (l.tensor_lut[1][0] | l.tensor_lut[1][1] | l.tensor_lut[1][2]) != 0;
+      L.two_input_vp = l.lut_code(1) != 0;
     }
     return L;
   }

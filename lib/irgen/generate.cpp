@@ -1874,11 +1874,7 @@ void Generator::tile_vp(Wl& w) {
   const bool pool_input = pool && !w.inputs.empty() && !w.inputs[0].pieces.empty();
   timing::VpOp op = timing::vp_workload(pool_input, pool_input ? tensors_[size_t(w.inputs[0].pieces[0].buffer)].box.extent() : e, e,
                                         L.inputs.empty() ? 1 : L.inputs[0].bytes, L.out_bytes);
-  auto lut_bits = [&](size_t i) -> int64_t {
-    if (i >= l.tensor_lut.size() || l.tensor_lut[i].size() < 3) return 0;
-    return (l.tensor_lut[i][0] << 2) | (l.tensor_lut[i][1] << 1) | l.tensor_lut[i][2];
-  };
-  op.two_inputs = !pool && lut_bits(1) != 0;
+  op.two_inputs = !pool && l.lut_code(1) != 0;
   if (op.two_inputs && w.inputs.size() > 1)
     timing::set_second_operand(op, w.inputs[1].region.extent(), L.inputs.size() > 1 ? L.inputs[1].bytes : op.in_bytes);
   auto ps = l.pool_size.value_or(std::array<int64_t, 2>{1, 1});

@@ -295,6 +295,26 @@ TEST_CASE("quantization scales must be finite and > 0, naming the layer") {
   CHECK_NOTHROW(fir::parse_fir(kExtensionFir, "ext.json"));
 }
 
+TEST_CASE("tensor<N>_lut holds three flags of 0 or 1, packed into the VP's table code") {
+  for (int64_t bad : {int64_t(2), int64_t(-1), int64_t(1) << 62}) {
+    CAPTURE(bad);
+    Json fir = parse_json(kExtensionFir, "ext.json");
+    Json lut = Json::array();
+    for (int64_t f : {int64_t(1), bad, int64_t(0)}) lut.push(f);
+    layer(fir, "q").set("tensor0_lut", lut);
+    expect_problem(format_json(fir), {"/q/tensor0_lut", "expected flags of 0 or 1"});
+  }
+  fir::Graph g = fir::parse_fir(kExtensionFir, "ext.json");
+  const fir::Layer* q = g.find("q");
+  REQUIRE(q);
+  CHECK(q->lut_code(0) == 7);
+  CHECK(q->lut_code(1) == 0);  // no such operand
+  fir::Layer l;
+  l.tensor_lut = {{1, 0, 1}, {0, 1, 0}};
+  CHECK(l.lut_code(0) == 5);
+  CHECK(l.lut_code(1) == 2);
+}
+
 TEST_CASE("check() lists every problem") {
   Json fir = reference_resnet50();
   layer(fir, "Conv_0").set("layer_index", 5);
