@@ -18,6 +18,10 @@ inline constexpr int64_t kWeightBurstBytes = 32;
 // out_mini_tile) count channels in groups of this many.
 inline constexpr int64_t kChannelGroup = 8;
 
+// irgen starts every L2 allocation (a tensor, a weight copy) on this
+// boundary, as the reference Scheduler IRs place theirs.
+inline constexpr int64_t kL2AllocationAlignBytes = 64;
+
 // Bytes in a GiB (the architecture's DRAM bandwidths are GiB/s).
 inline constexpr double kBytesPerGiB = 1073741824.0;
 

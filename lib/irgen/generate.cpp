@@ -29,10 +29,6 @@ namespace {
 using sir::Coord;
 using Dims = std::array<int64_t, 4>;
 
-
-// L2 allocations start on this boundary.
-constexpr int64_t kL2AllocAlign = 64;
-
 struct Box {
   Coord lo{}, hi{};
   bool empty() const {
@@ -1265,7 +1261,7 @@ std::vector<int> Generator::place_activations(bool largest_first) {
     L2Tensor& t = tensors_[size_t(i)];
     auto it = l2_.try_emplace(t.core, a_.core.l2_bytes).first;
     const int64_t bytes = std::max(t.size, t.footprint);
-    int64_t addr = it->second.find(t.start, t.end, bytes, kL2AllocAlign, t.lowest);
+    int64_t addr = it->second.find(t.start, t.end, bytes, arch::kL2AllocationAlignBytes, t.lowest);
     if (addr < 0) {
       if (failed.empty())
         place_error_ = tensor_label(t) + " (" + std::to_string(t.size) + " bytes, live over " +
@@ -1664,8 +1660,8 @@ int Generator::assign(const std::vector<char>& direct, bool commit) {
         int64_t addr = reserved ? tensors_[size_t(wt.l2_tensor)].address : -1;
         int j = lb;
         if (!reserved) {
-          j = earliest_room(lb, wt.first, [&](int p) { return l2.find(p, wt.last, wt.footprint, kL2AllocAlign) >= 0; });
-          if (j <= wt.first) addr = l2.find(j, wt.last, wt.footprint, kL2AllocAlign);
+          j = earliest_room(lb, wt.first, [&](int p) { return l2.find(p, wt.last, wt.footprint, arch::kL2AllocationAlignBytes) >= 0; });
+          if (j <= wt.first) addr = l2.find(j, wt.last, wt.footprint, arch::kL2AllocationAlignBytes);
         }
         if (addr < 0) {
           assign_segment_ = L.segment;
