@@ -474,10 +474,11 @@ struct CostModel::Impl {
     } else {
       // Priced as irgen prices the workload.
       const bool pool = L.kind == LayerKind::Pool && !L.inputs.empty();
-      timing::VpOp op = timing::vp_workload(pool, pool ? extent(input_region(net, L, 0, box)) : e, e,
+      timing::VpOp op = timing::vp_workload(pool ? extent(input_region(net, L, 0, box)) : e, e,
                                             L.inputs.empty() ? 1 : L.inputs[0].bytes, L.out_bytes);
       op.two_inputs = L.kind != LayerKind::Pool && L.two_input_vp;
-      if (op.two_inputs && L.inputs.size() > 1) timing::set_second_operand(op, extent(input_region(net, L, 1, box)), L.inputs[1].bytes);
+      if (op.two_inputs && L.inputs.size() > 1)
+        timing::set_second_operand(op, extent(input_region(net, L, 1, box)), L.inputs[1].bytes);
       op.window = L.pool_window;  // 1 but for pools and resizes
       // asm issues one VP instruction per sample; zebusim splits the time of
       // one sample's tile over them, so each further sample adds its fixed part.

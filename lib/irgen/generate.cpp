@@ -1868,8 +1868,8 @@ void Generator::tile_vp(Wl& w) {
   const bool pool = is_pool_op(l.op);
   // Pools read their window over the whole input buffer.
   const bool pool_input = pool && !w.inputs.empty() && !w.inputs[0].pieces.empty();
-  timing::VpOp op = timing::vp_workload(pool_input, pool_input ? tensors_[size_t(w.inputs[0].pieces[0].buffer)].box.extent() : e, e,
-                                        L.inputs.empty() ? 1 : L.inputs[0].bytes, L.out_bytes);
+  const Dims over = pool_input ? tensors_[size_t(w.inputs[0].pieces[0].buffer)].box.extent() : e;
+  timing::VpOp op = timing::vp_workload(over, e, L.inputs.empty() ? 1 : L.inputs[0].bytes, L.out_bytes);
   op.two_inputs = !pool && l.lut_code(1) != 0;
   if (op.two_inputs && w.inputs.size() > 1)
     timing::set_second_operand(op, w.inputs[1].region.extent(), L.inputs.size() > 1 ? L.inputs[1].bytes : op.in_bytes);

@@ -227,9 +227,8 @@ ConvCost conv_cost(const arch::Architecture& a, const ConvTile& t, const char* w
   return cost;
 }
 
-VpOp vp_workload(bool pool, const std::array<int64_t, 4>& in, const std::array<int64_t, 4>& out, int in_bytes, int out_bytes) {
+VpOp vp_workload(const std::array<int64_t, 4>& over, const std::array<int64_t, 4>& out, int in_bytes, int out_bytes) {
   VpOp op;
-  const std::array<int64_t, 4>& over = pool ? in : out;
   op.c = over[1], op.h = over[2], op.w = over[3];
   op.out_pixels = out[2] * out[3];
   op.in_bytes = in_bytes;

@@ -124,10 +124,10 @@ struct VpOp {
 };
 
 // The VpOp of a vector workload whose output region has extent `out`
-// ([N, C, H, W]): a pool works over the input region it reads (`in`), every
-// other operation over its output pixels. irgen prices its workloads by it
+// ([N, C, H, W]), working over the region `over` (a pool: the input region it
+// reads; every other operation: its output). irgen prices its workloads by it
 // and gemini its parts, so the two agree.
-VpOp vp_workload(bool pool, const std::array<int64_t, 4>& in, const std::array<int64_t, 4>& out, int in_bytes, int out_bytes);
+VpOp vp_workload(const std::array<int64_t, 4>& over, const std::array<int64_t, 4>& out, int in_bytes, int out_bytes);
 // The second operand of an element-wise workload, read over `extent`
 // (smaller than the first's when it broadcasts).
 void set_second_operand(VpOp& op, const std::array<int64_t, 4>& extent, int bytes);
