@@ -1,14 +1,14 @@
 // Byte streams sharing the chip's links and DRAM channels: the bandwidth
-// model of the schedule, one for the whole chain.
+// model of the schedule.
 //
 // A flow moves its bytes over a list of resources (the pooled DRAM channels,
 // the mesh and die-to-die links of a route or a multicast tree), each with a
 // capacity in bytes per cycle. The active flows share every resource
 // max-min fairly (water filling: the tightest resource fixes the rate of the
 // flows through it, whose shares leave the rest to the others). zebusim runs
-// it under every DRAM transfer and core-to-core transfer of a program;
-// gemini's cost model under the loads, stores and sends of a plan, so the
-// two price contention by the same rule.
+// it under every DRAM transfer and core-to-core transfer of a program.
+// gemini's cost model does not yet: it gives each transfer its share of its
+// narrowest link (lib/gemini/README.md, "Cost model", says why it waits).
 //
 // The caller owns time: it starts and stops flows, brings the remaining
 // bytes up to a time with advance(), and after a change asks reallocate()
