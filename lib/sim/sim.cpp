@@ -6,6 +6,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <memory>
 #include <queue>
 #include <tuple>
 
@@ -39,7 +40,8 @@ struct Route {
 
 class Network {
  public:
-  explicit Network(const arch::Architecture& a) : a_(a), links_(a, 1) {
+  explicit Network(const arch::Architecture& a)
+      : a_(a), ncores_(size_t(a.core_count())), links_(a, 1), core_routes_(ncores_ * ncores_), dram_routes_(ncores_ * 2) {
     // Resource 0: the DRAM channels, pooled (addresses interleave over them).
     capacity_.push_back(a.dram_channel_bytes_per_cycle() * double(a.dram_channels.size()));
     links_.append_capacities(capacity_);
@@ -47,18 +49,27 @@ class Network {
 
   const std::vector<double>& capacity() const { return capacity_; }
 
-  // Route between two sites (a core's site, a DRAM attach point).
-  const Route& route(const arch::Site& from, const arch::Site& to, bool dram) {
-    auto key = std::make_tuple(from.die, from.x, from.y, to.die, to.x, to.y, dram);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) return it->second;
-    Route r;
-    if (dram) r.resources.push_back(0);
-    arch::RouteSummary s;
-    links_.append_route(from, to, r.resources, s, legs_);
-    r.hops = s.mesh_hops, r.crossings = s.d2d_crossings;
-    r.latency = std::llround(a_.route_latency_cycles(s));
-    return cache_.emplace(key, std::move(r)).first->second;
+  // The route between two cores.
+  const Route& core_route(int from, int to) {
+    auto& slot = core_routes_[size_t(from) * size_t(ncores_) + size_t(to)];
+    if (!slot) slot = std::make_unique<Route>(make_route(a_.core_site(from), a_.core_site(to), false));
+    return *slot;
+  }
+  // The latency of a load from a DRAM site to a core (a multicast member's,
+  // from its group's channel).
+  int64_t dram_latency(const arch::Site& dram, int core) {
+    if (dram == nearest_dram(core)) return dram_route(core, false).latency;
+    return make_route(dram, a_.core_site(core), true).latency;
+  }
+  // The route of a core's DRAM loads (or stores): to its nearest channel.
+  const Route& dram_route(int core, bool store) {
+    auto& slot = dram_routes_[size_t(core) * 2 + (store ? 1 : 0)];
+    if (!slot) {
+      const arch::Site& dram = nearest_dram(core);
+      const arch::Site here = a_.core_site(core);
+      slot = std::make_unique<Route>(store ? make_route(here, dram, true) : make_route(dram, here, true));
+    }
+    return *slot;
   }
 
   // One multicast from a DRAM site to several cores: the DRAM pool and the
@@ -74,7 +85,7 @@ class Network {
     r.latency = std::numeric_limits<int64_t>::max();
     for (int c : cores) {
       sites.push_back(a_.core_site(c));
-      r.latency = std::min(r.latency, route(dram, sites.back(), true).latency);
+      r.latency = std::min(r.latency, make_route(dram, sites.back(), true).latency);
     }
     arch::RouteSummary s;
     links_.append_multicast_route(dram, sites, r.resources, s, legs_);
@@ -97,11 +108,24 @@ class Network {
   }
 
  private:
+  // A route between two sites (a core's site, a DRAM attach point).
+  Route make_route(const arch::Site& from, const arch::Site& to, bool dram) {
+    Route r;
+    if (dram) r.resources.push_back(0);
+    arch::RouteSummary s;
+    links_.append_route(from, to, r.resources, s, legs_);
+    r.hops = s.mesh_hops, r.crossings = s.d2d_crossings;
+    r.latency = std::llround(a_.route_latency_cycles(s));
+    return r;
+  }
+
   const arch::Architecture& a_;
+  const size_t ncores_;
   std::vector<double> capacity_;
   arch::LinkResources links_;  // after resource 0
   std::vector<arch::RouteLeg> legs_;
-  std::map<std::tuple<int, int, int, int, int, int, bool>, Route> cache_;
+  std::vector<std::unique_ptr<Route>> core_routes_;  // [from * cores + to], made when first used
+  std::vector<std::unique_ptr<Route>> dram_routes_;  // [core * 2 + store]
   std::map<std::pair<std::array<int, 3>, std::vector<int>>, Route> tree_cache_;
   std::map<int, int> dram_choice_;
 };
@@ -439,9 +463,7 @@ class Engine {
       push(now, w.cycles, kEnd, uint32_t(i));
     } else {
       bool store = w.kind == WorkKind::DramStore;
-      const arch::Site& dram = net_.nearest_dram(core);
-      const arch::Site here = a_.core_site(core);
-      route_[i] = &net_.route(store ? here : dram, store ? dram : here, true);
+      route_[i] = &net_.dram_route(core, store);
       int64_t latency = std::llround(a_.dram.latency_cycles +
                                      (store ? a_.timing.st_fixed_cycles : a_.timing.ld_fixed_cycles)) +
                         route_[i]->latency;
@@ -465,7 +487,7 @@ class Engine {
     size_t recv = partner_[send];
     mark_started(send, now);
     mark_started(recv, now);
-    route_[send] = &net_.route(a_.core_site(core_[send]), a_.core_site(core_[recv]), false);
+    route_[send] = &net_.core_route(core_[send], core_[recv]);
     route_[recv] = route_[send];
     uint32_t f = new_flow(send, recv, double(work_[send].bytes), &route_[send]->resources, route_[send]->latency);
     begin_stream(f);
@@ -526,7 +548,7 @@ class Engine {
       const int64_t nearest = route_[first]->latency;
       const arch::Site& dram = net_.nearest_dram(core_[first]);
       for (uint32_t m : members) {
-        int64_t extra = net_.route(dram, a_.core_site(core_[m]), true).latency - nearest;
+        int64_t extra = net_.dram_latency(dram, core_[m]) - nearest;
         if (extra <= 0) finish(m);
         else push(now_, extra, kEnd, m);
       }
