@@ -222,6 +222,7 @@ class Allocator {
     auto at = std::upper_bound(blocks_.begin(), blocks_.end(), b,
                                [](const Block& x, const Block& y) { return x.address < y.address; });
     blocks_.insert(at, b);
+    min_end_ = std::min(min_end_, end);
   }
   // Drops the blocks that end before `t` when no later find() starts before
   // it (find() skips them anyway; at large batch a core holds thousands).
@@ -230,6 +231,31 @@ class Allocator {
     forgotten_ = t;
     blocks_.erase(std::remove_if(blocks_.begin(), blocks_.end(), [t](const Block& b) { return b.end < t; }),
                   blocks_.end());
+  }
+  // The same for a while: the blocks set aside come back with restore()
+  // (placing in order of start, then searching again from the beginning).
+  // find() gives the same address either way (blocks of one address may
+  // come back in another order, which find() does not see).
+  void set_aside_before(int t) {
+    if (t <= aside_upto_ || t <= min_end_) return;
+    aside_upto_ = t;
+    size_t kept = 0;
+    min_end_ = std::numeric_limits<int>::max();
+    for (const Block& b : blocks_)
+      if (b.end < t) aside_.push_back(b);
+      else blocks_[kept++] = b, min_end_ = std::min(min_end_, b.end);
+    blocks_.resize(kept);
+  }
+  void restore() {
+    aside_upto_ = 0;
+    if (aside_.empty()) return;
+    auto by_address = [](const Block& x, const Block& y) { return x.address < y.address; };
+    std::stable_sort(aside_.begin(), aside_.end(), by_address);
+    const size_t mid = blocks_.size();
+    blocks_.insert(blocks_.end(), aside_.begin(), aside_.end());
+    std::inplace_merge(blocks_.begin(), blocks_.begin() + std::ptrdiff_t(mid), blocks_.end(), by_address);
+    aside_.clear();
+    min_end_ = std::numeric_limits<int>::min();
   }
 
  private:
@@ -240,6 +266,9 @@ class Allocator {
   int64_t capacity_;
   int forgotten_ = 0;
   std::vector<Block> blocks_;  // by address
+  std::vector<Block> aside_;   // set_aside_before()
+  int aside_upto_ = 0;
+  int min_end_ = std::numeric_limits<int>::min();  // of blocks_ after the last set_aside_before (a lower bound)
 };
 
 // The smallest p in [lo, hi] with fits(p), hi + 1 if none, for a `fits`

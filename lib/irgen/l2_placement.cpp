@@ -27,6 +27,9 @@ std::vector<int> Generator::place_activations(bool largest_first) {
   for (int i : order) {
     L2Tensor& t = tensors_[size_t(i)];
     auto it = l2_.try_emplace(t.core, a_.core.l2_bytes).first;
+    // In order of first use no later tensor of the core is live before this
+    // one starts: the blocks that end before it are out of every search.
+    if (!largest_first) it->second.set_aside_before(t.start);
     const int64_t bytes = std::max(t.size, t.footprint);
     int64_t addr = it->second.find(t.start, t.end, bytes, arch::kL2AllocationAlignBytes, t.lowest);
     if (addr < 0) {
@@ -41,6 +44,7 @@ std::vector<int> Generator::place_activations(bool largest_first) {
     t.address = addr;
     it->second.add(t.start, t.end, addr, bytes);
   }
+  for (auto& [core, blocks] : l2_) blocks.restore();  // assign() searches them from the start
   return failed;
 }
 
