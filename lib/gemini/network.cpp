@@ -209,26 +209,6 @@ Network build_network(const fir::Graph& g, const arch::Architecture& a, const st
   return net;
 }
 
-bool intersect(const mapping::Box& a, const mapping::Box& b, mapping::Box* out) {
-  for (int i = 0; i < 4; ++i) {
-    out->lower[size_t(i)] = std::max(a.lower[size_t(i)], b.lower[size_t(i)]);
-    out->upper[size_t(i)] = std::min(a.upper[size_t(i)], b.upper[size_t(i)]);
-    if (out->upper[size_t(i)] < out->lower[size_t(i)]) return false;
-  }
-  return true;
-}
-
-bool empty_box(const mapping::Box& b) {
-  for (size_t i = 0; i < 4; ++i)
-    if (b.upper[i] < b.lower[i]) return true;
-  return false;
-}
-
-Dims extent(const mapping::Box& b) {
-  return {b.upper[0] - b.lower[0] + 1, b.upper[1] - b.lower[1] + 1, b.upper[2] - b.lower[2] + 1,
-          b.upper[3] - b.lower[3] + 1};
-}
-
 mapping::Box input_region(const Network& net, const Layer& L, size_t input, const mapping::Box& out) {
   const LayerInput& in = L.inputs[input];
   const Dims& d = in.dims;

@@ -9,6 +9,8 @@
 // layers, stores its output to DRAM.
 #pragma once
 
+#include <algorithm>
+
 #include <array>
 #include <cstdint>
 #include <string>
@@ -102,11 +104,26 @@ Network build_network(const fir::Graph& g, const arch::Architecture& a, const st
 // the consumer read the producer's whole output for its samples.
 mapping::Box input_region(const Network& net, const Layer& layer, size_t input, const mapping::Box& out);
 
-// Inclusive box intersection; returns false when empty.
-bool intersect(const mapping::Box& a, const mapping::Box& b, mapping::Box* out);
+// Inclusive box intersection; returns false when empty. (Inline: the cost
+// model intersects boxes for every input of every workload of every plan.)
+inline bool intersect(const mapping::Box& a, const mapping::Box& b, mapping::Box* out) {
+  for (size_t i = 0; i < 4; ++i) {
+    out->lower[i] = std::max(a.lower[i], b.lower[i]);
+    out->upper[i] = std::min(a.upper[i], b.upper[i]);
+    if (out->upper[i] < out->lower[i]) return false;
+  }
+  return true;
+}
 // Whether an inclusive box holds no element.
-bool empty_box(const mapping::Box& b);
+inline bool empty_box(const mapping::Box& b) {
+  for (size_t i = 0; i < 4; ++i)
+    if (b.upper[i] < b.lower[i]) return true;
+  return false;
+}
 // Elements along each axis of an inclusive box.
-Dims extent(const mapping::Box& b);
+inline Dims extent(const mapping::Box& b) {
+  return {b.upper[0] - b.lower[0] + 1, b.upper[1] - b.lower[1] + 1, b.upper[2] - b.lower[2] + 1,
+          b.upper[3] - b.lower[3] + 1};
+}
 
 }  // namespace cct::gemini

@@ -31,10 +31,6 @@ Energy& Energy::operator+=(const Energy& o) {
   return *this;
 }
 
-int64_t activation_bytes(const arch::Architecture& a, int64_t n, int64_t c, int64_t h, int64_t w, int elem_bytes) {
-  return n * h * w * round_up(c * elem_bytes, a.core.l2_channel_align_bytes);
-}
-
 int64_t weight_bytes(const arch::Architecture& a, int64_t k, int64_t c, int64_t r, int64_t s, int elem_bytes) {
   // Rows of one output channel are stored on whole bursts of the weight path
   // (measured on the reference loads).

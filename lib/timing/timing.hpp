@@ -28,6 +28,7 @@
 #include <cstdint>
 
 #include "arch/arch.hpp"
+#include "support/int_math.hpp"
 
 namespace cct::timing {
 
@@ -48,7 +49,9 @@ inline int64_t add_cycles(int64_t a, int64_t b) { return a >= kMaxCycles - b ? k
 
 // Bytes of an activation block [n, c, h, w] with `elem_bytes` per element:
 // each pixel's channels are padded to core.l2_channel_align_bytes.
-int64_t activation_bytes(const arch::Architecture& a, int64_t n, int64_t c, int64_t h, int64_t w, int elem_bytes);
+inline int64_t activation_bytes(const arch::Architecture& a, int64_t n, int64_t c, int64_t h, int64_t w, int elem_bytes) {
+  return n * h * w * round_up(c * elem_bytes, a.core.l2_channel_align_bytes);
+}
 // Bytes of a weight tensor [k, c, r, s]: per output channel the padded input
 // channels times the kernel, rounded up to 32 bytes, plus
 // core.weight_extra_bytes_per_out_channel (bias and requantisation).

@@ -12,6 +12,7 @@
 #include "irgen_test_util.hpp"
 #include "sir/sir.hpp"
 #include "support/error.hpp"
+#include "support/int_math.hpp"
 #include "testing.hpp"
 #include "timing/timing.hpp"
 
@@ -20,8 +21,6 @@ namespace {
 using namespace cct;
 
 using cct::testing::joined;
-
-int64_t round_up(int64_t x, int64_t a) { return (x + a - 1) / a * a; }
 
 // Every PE tile's prediction is what the timing model gives for the
 // instruction asm writes from it.
