@@ -92,6 +92,15 @@ struct Wl {
   mapping::Box box;           // output, whole-batch coordinates
   int64_t dram_bytes = 0;     // inputs loaded from DRAM
   int dram_pieces = 0;
+  // Of those, what irgen loads ahead (an input whose every piece is the
+  // network's input, or an earlier segment's store on this core): issued
+  // with an earlier workload, no earlier than position `early_from`, far
+  // enough back that the compute in between covers the load (irgen's
+  // load_head), while that compute runs.
+  int64_t early_bytes = 0;
+  int early_pieces = 0;
+  int early_from = 0;
+  int early_head = -1;  // the position that issues them (CostModel::Impl::place_early_loads), -1: its own
   std::vector<int> host_steps;  // host steps whose results it loads (its load waits for them)
   int in_channel = 0, out_channel = 0;
   int need_begin = 0, need_end = 0;   // into Engine::needs
@@ -257,6 +266,8 @@ struct CostModel::Impl {
                   std::vector<std::vector<int64_t>>& l2, const BuiltPlan* built) const;
   // Sends, grouped by producer in consumer order.
   void group_sends() const;
+  // Where loads ahead are issued (Wl::early_head), their bytes added to `l2`.
+  void place_early_loads(const std::vector<std::vector<int>>& per_core, std::vector<std::vector<int64_t>>& l2) const;
   // The weight slices (wts) of the workloads, their paths and issue
   // positions, their bytes added to `l2` and the weight buffer's rows;
   // `reserved`: those that cannot sit in the weight buffer whole already
@@ -703,6 +714,10 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
     w.kept = false;
     w.dram_bytes = 0;
     w.dram_pieces = 0;
+    w.early_bytes = 0;
+    w.early_pieces = 0;
+    w.early_from = 0;
+    w.early_head = -1;
     w.stored = false;
     w.overwrite = false;
     w.copies = 0;
@@ -737,6 +752,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
         if (sibling) continue;
         int64_t b = act_bytes(reg, li.bytes);
         w.dram_bytes += b, ++w.dram_pieces, foot += direct ? 0 : b;
+        if (li.producer < 0 && li.host_step < 0) w.early_bytes += b, ++w.early_pieces;  // the network's input
         if (li.host_step >= 0) {
           // A host result: the host writes the region this workload loads (unpadded).
           mapping::Dims e = extent(reg);
@@ -757,6 +773,12 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
       const auto& lo = sample_lo_from[size_t(li.producer)];
       const size_t first = size_t(std::lower_bound(hi.begin(), hi.end(), reg.lower[0]) - hi.begin());
       const size_t last = size_t(std::upper_bound(lo.begin(), lo.end(), reg.upper[0]) - lo.begin());
+      // Loaded ahead when every piece is reloaded from this core's store
+      // in an earlier segment (irgen's reload; another core's store waits
+      // for that core's message, kept in the reader's block here).
+      bool reload = !sibling && w.q > 0;
+      int64_t reload_bytes = 0;
+      int reload_pieces = 0;
       for (size_t k = first; k < last; ++k) {
         const int pid = producers[k];
         Wl& pw = wls[size_t(pid)];
@@ -769,12 +791,14 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
           if (sibling) continue;
           int64_t b = act_bytes(x, P.out_bytes);
           w.dram_bytes += b, ++w.dram_pieces, foot += direct ? 0 : b;
+          reload = reload && pw.core == w.core, reload_bytes += b, ++reload_pieces;
           other_bytes += direct ? 0 : b;
           if (pw.core != w.core) syncs.push_back(pid);
           // irgen writes an element-wise add over the buffer an input is loaded into, too.
           loaded_over = loaded_over || (L.fir->op == fir::Op::ElementWiseAdd && x == w.box && reg == w.box);
         } else if (pw.core == w.core) {
           // Stays in this core's L2 until here.
+          reload = false;
           own_reads.push_back(pid);
           if (local_leader >= 0 && pw.leader != local_leader) several = true;
           local_leader = pw.leader, ++local_pieces;
@@ -782,6 +806,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
           pw.kept = pw.kept || pw.seg != w.seg;
         } else if (!sibling) {
           // Another core, in this segment or an earlier one: sent core to core.
+          reload = false;
           bool dup = false;
           for (int k = w.need_begin; k < int(needs.size()); ++k) dup = dup || needs[size_t(k)].producer == pid;
           if (!dup) {
@@ -800,6 +825,13 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
             pw.kept = true;
           }
         }
+      }
+      if (reload && reload_pieces > 0) {
+        int from = w.q;  // the first position of this segment on the core
+        const auto& ids = per_core[size_t(w.core)];
+        while (from > 0 && wls[size_t(ids[size_t(from - 1)])].seg == w.seg) --from;
+        w.early_from = w.early_bytes > 0 ? std::min(w.early_from, from) : from;
+        w.early_bytes += reload_bytes, w.early_pieces += reload_pieces;
       }
       if (!mi && !sibling && local_pieces > 0 && (several || other_bytes > 0)) {
         foot += act_bytes(reg, P.out_bytes) - other_bytes;  // the assembled buffer (its other pieces counted above)
@@ -830,6 +862,36 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
     // Outputs read by layers outside the plan go to DRAM too.
     for (int c : L.consumers)
       if (seg_of[size_t(c)] < 0) w.stored = true;
+  }
+}
+
+// Where the inputs a workload loads ahead (Wl::early_bytes) are issued, as
+// irgen places their buffers (load_head): far enough back that the PE
+// compute up to the reader covers the load at one channel's rate, no
+// earlier than early_from, and only over positions whose L2 has room for
+// the bytes next to what is live there (irgen shrinks a head that does not
+// fit); the bytes then count there for the next.
+void CostModel::Impl::place_early_loads(const std::vector<std::vector<int>>& per_core,
+                                        std::vector<std::vector<int64_t>>& l2) const {
+  const double rate = timing::dram_channel_bytes_per_cycle(a);
+  for (int c = 0; c < C; ++c) {
+    const auto& mine = per_core[size_t(c)];
+    auto& used = l2[size_t(c)];
+    for (size_t qi = 0; qi < mine.size(); ++qi) {
+      Wl& w = wls[size_t(mine[qi])];
+      w.early_head = -1;
+      if (w.early_bytes <= 0) continue;
+      double left = double(w.early_bytes) / rate;
+      int pos = int(qi);
+      while (left > 0 && pos > w.early_from && used[size_t(pos - 1)] + w.early_bytes <= a.core.l2_bytes) {
+        --pos;
+        const Wl& x = wls[size_t(mine[size_t(pos)])];
+        left -= net.layers[size_t(x.layer)].pe() ? double(x.cycles) : 0.0;
+      }
+      if (pos == int(qi)) continue;
+      w.early_head = pos;
+      for (int q = pos; q < int(qi); ++q) used[size_t(q)] += w.early_bytes;
+    }
   }
 }
 
@@ -951,6 +1013,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
                                           : part_cycles(w.layer, sp.layers[size_t(w.pos)].part, sp.batch_groups, direct);
     w.cycles += int64_t(w.copies) * std::llround(a.timing.dt_fixed_cycles);
   }
+  place_early_loads(per_core, l2);
   for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
   simulate(plan, per_core, pc, lcost_scratch, detail, program_frame);
   std::vector<LayerCost>& lcost = lcost_scratch;
@@ -1223,6 +1286,13 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   const int64_t sync_bytes = timing::activation_bytes(a, 1, 1, 1, 1, 1);
   std::vector<int> store_op(wls.size(), -1);
   std::vector<int> load_of(wls.size(), -1);  // a workload's load of its DRAM inputs
+  // Inputs loaded ahead (Wl::early_head): issued_early: workload -> readers
+  // whose loads it issues, early_load: reader -> that load.
+  std::vector<std::vector<int>> issued_early(wls.size());
+  std::vector<int> early_load(wls.size(), -1);
+  for (size_t id = 0; id < wls.size(); ++id)
+    if (wls[id].early_head >= 0)
+      issued_early[size_t(per_core[size_t(wls[id].core)][size_t(wls[id].early_head)])].push_back(int(id));
 
   for (int c = 0; c < C; ++c) {
     int prev_compute = -1, prev_dram = -1, prev_si = -1, prev_so_first = -1, prev_so_last = -1, prev_so = -1;
@@ -1302,7 +1372,9 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         recv_of[size_t(k)] = o;
         recvs.push_back(o);
       }
-      if (w.dram_bytes > 0) {
+      const bool loaded_ahead = early_load[size_t(id)] >= 0;
+      const int64_t own_bytes = w.dram_bytes - (loaded_ahead ? w.early_bytes : 0);
+      if (own_bytes > 0) {
         // Waits for the storing cores' messages first.
         for (int k = w.sync_begin; k < w.sync_end; ++k) {
           int o = op(Op::Recv, c, id);
@@ -1312,11 +1384,12 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
           prev_si = o;
           sync_recv[size_t(k)] = o;
         }
-        int ld = dram(Op::Load, id, -1, w.dram_bytes, w.dram_pieces, w.in_channel);
+        int ld = dram(Op::Load, id, -1, own_bytes, w.dram_pieces - (loaded_ahead ? w.early_pieces : 0), w.in_channel);
         load_of[size_t(id)] = ld;
         for (int k = w.sync_begin; k < w.sync_end; ++k) edge(sync_recv[size_t(k)], ld);
         own.push_back(ld);
       }
+      if (loaded_ahead) own.push_back(early_load[size_t(id)]);
       for (int wi : issued[size_t(id)])
         if (wts[size_t(wi)].first == w.q && wts[size_t(wi)].direct)
           own.push_back(weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
@@ -1346,7 +1419,12 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         for (int o = prev_so_first; o <= prev_so_last; ++o)
           if (ops[size_t(o)].kind == Op::Send && ops[size_t(o)].core == c) edge(o, cmp);
       prev_so_first = prev_so_last = -1;
-      // Weights issued here for later workloads.
+      // Inputs of later workloads loaded ahead here, then weights issued
+      // here for later workloads.
+      for (int r : issued_early[size_t(id)]) {
+        const Wl& rw = wls[size_t(r)];
+        early_load[size_t(r)] = dram(Op::Load, r, -1, rw.early_bytes, rw.early_pieces, rw.in_channel);
+      }
       for (int wi : issued[size_t(id)])
         if (wts[size_t(wi)].first != w.q)
           weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel);

@@ -320,10 +320,10 @@ TEST_CASE("ResNet-34 and ResNet-50 at batch 16 and 64 on zebu-1core: compiled, t
     const char* net;
     int batch;
     int64_t original;  // the original compiler's ZeBu total cycles, 0 when not known
-    double at_most;    // a regression bound on ours/original, a little above what the chain reached (0.990, 0.954, 0.990)
+    double at_most;    // a regression bound on ours/original, a little above what the chain reached (0.990, 0.935, 0.992)
   };
   const Case cases[] = {{"resnet34", 16, 16230844, 1.0},
-                        {"resnet50", 16, 21067273, 0.96},
+                        {"resnet50", 16, 21067273, 0.945},
                         {"resnet34", 64, 0, 0},
                         {"resnet50", 64, 82907529, 1.0}};  // gemini's plan moves with its model: 0.958 before 2026-11-27's PE model
   const auto& a = func_test::arch_named("zebu-1core");
