@@ -101,6 +101,9 @@ struct Wl {
   int early_pieces = 0;
   int early_from = 0;
   int early_head = -1;  // the position that issues them (CostModel::Impl::place_early_loads), -1: its own
+  // Its receives start after the compute at this position (-1: at once;
+  // -2: the model's rule, two workloads back); BuiltPlan::receive_after.
+  int receive_after = -2;
   std::vector<int> host_steps;  // host steps whose results it loads (its load waits for them)
   int in_channel = 0, out_channel = 0;
   int need_begin = 0, need_end = 0;   // into Engine::needs
@@ -1014,6 +1017,12 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
     w.cycles += int64_t(w.copies) * std::llround(a.timing.dt_fixed_cycles);
   }
   place_early_loads(per_core, l2);
+  for (Wl& w : wls) {
+    w.receive_after = -2;
+    if (!built) continue;
+    if (auto r = built->receive_after.find({w.core, w.q}); r != built->receive_after.end() && r->second < w.q)
+      w.receive_after = r->second;
+  }
   for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
   simulate(plan, per_core, pc, lcost_scratch, detail, program_frame);
   std::vector<LayerCost>& lcost = lcost_scratch;
@@ -1366,8 +1375,12 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         // (A data movement's piece lands in its output tensor, which irgen
         // places from this workload on; asm's receive still runs ahead of
         // the previous compute as far as its L2 bytes allow, measured as
-        // for the other receives.)
-        edge(prev2_compute, o);
+        // for the other receives.) Where irgen placed the buffers, after
+        // what last used their bytes.
+        edge(w.receive_after == -2   ? prev2_compute
+             : w.receive_after >= 0 ? compute_of[size_t(mine[size_t(w.receive_after)])]
+                                    : -1,
+             o);
         prev_si = o;
         recv_of[size_t(k)] = o;
         recvs.push_back(o);

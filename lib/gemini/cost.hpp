@@ -134,15 +134,21 @@ struct BuiltWeight {
   bool whole_in_wl0 = true;
 };
 // What irgen decided for a plan it built and the model decides on its own
-// otherwise: the weight paths, and the workloads (Scheduler IR ids, which
+// otherwise: the weight paths, the workloads (Scheduler IR ids, which
 // number workloads in the model's order) whose output it sent through DRAM
-// to a later reader on their own core because L2 ran out. irgen places
-// tensors first fit and may spill more than the model's sums of live bytes
-// (at batch 64 it spilled twice the bytes); the figures reported are those of
-// the program irgen builds.
+// to a later reader on their own core because L2 ran out, and where the
+// receives of each workload may start. irgen places tensors first fit and
+// may spill more than the model's sums of live bytes (at batch 64 it
+// spilled twice the bytes); the figures reported are those of the program
+// irgen builds.
 struct BuiltPlan {
   std::map<std::tuple<int, int, int64_t>, BuiltWeight> weights;
   std::vector<std::pair<int64_t, int>> spilled;  // (workload id, layer), sorted
+  // (core, position of the reader) -> the last position before its received
+  // inputs' buffers whose tensors share their bytes, -1 when none does: asm's
+  // tokens let a receive start when what used its bytes is done (the model's
+  // own rule: the compute two workloads before the reader).
+  std::map<std::pair<int, int>, int> receive_after;
 };
 
 class CostModel {

@@ -996,6 +996,26 @@ BuiltPlan built_plan_of(const sir::Schedule& s, const Network& net) {
         if (e.layer_name == w.layer_name)
           own->second.whole_in_wl0 = e.source == sir::WeightSource::Ddr || e.size >= w.weight->size;
     }
+  // The receives of a reader land in buffers placed from the workload
+  // before it (early receives) or its own; they may start once the last
+  // workload whose tensors overlap those bytes is done (looked for up to
+  // kReceiveLookBack workloads back; none found: at once).
+  constexpr int kReceiveLookBack = 64;
+  for (const auto& c : s.cores)
+    for (size_t q = 0; q < c.workloads.size(); ++q)
+      for (const auto& b : c.workloads[q].buffer) {
+        if (!b.newly_added.value_or(false) || !b.source || b.size <= 0) continue;
+        bool received = false;
+        for (const auto& src : *b.source) received = received || (src.type == sir::Endpoint::Core && src.core_id != c.id);
+        if (!received) continue;
+        const int reader = b.cur_wl_ifmap.value_or(false) ? int(q) : int(q) + 1;
+        int last = -1;
+        for (int j = int(q) - 1; j >= 0 && j >= int(q) - kReceiveLookBack && last < 0; --j)
+          for (const auto& o : c.workloads[size_t(j)].buffer)
+            if (o.address < b.address + b.size && b.address < o.address + o.size) last = j;
+        auto [it, fresh] = out.receive_after.try_emplace({int(c.id), reader}, last);
+        if (!fresh) it->second = std::max(it->second, last);
+      }
   std::map<int64_t, const sir::DramStore*> store_of;
   for (const auto& st : s.dram.in) store_of.emplace(st.transfer_id, &st);
   for (const auto& ld : s.dram.out)

@@ -149,4 +149,15 @@ TEST_CASE("ResNet-50 b4 on chip-64tops: gemini's compiled mapping beats the comp
                     << double(base) / double(ours) << "x");
   CHECK(double(base) / double(ours) >= 1.3);
   CHECK(std::abs(double(r.cost.cycles) / double(ours) - 1.0) < 0.10);
+  // The figure the tool reports prices the plan as irgen built it (its
+  // weight paths, spills, and where each receive's bytes were last used):
+  // within 1% (issue 22). Receives waiting for the compute two workloads
+  // back instead: +2.8% (772251 against 751020).
+  Plan plan = r.plan;
+  BuiltPlan built;
+  make_buildable(*s->model, s->graph, plan, gemini_test::reference_fir("resnet50", 4), &built);
+  const int64_t reported = s->model->evaluate(plan, false, true, &built).cycles;
+  const int64_t measured = simulated_cycles(*s, to_mapping(plan, s->net, s->arch));
+  MESSAGE("as built: predicted " << reported << ", zebusim " << measured);
+  CHECK(std::abs(double(reported) / double(measured) - 1.0) < 0.01);
 }
