@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "irgen/spill.hpp"
+#include "irgen/overlap.hpp"
 #include "irgen/tiling.hpp"
 #include "irgen/weight_runs.hpp"
 #include "support/error.hpp"
@@ -876,7 +877,6 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
 // fit); the bytes then count there for the next.
 void CostModel::Impl::place_early_loads(const std::vector<std::vector<int>>& per_core,
                                         std::vector<std::vector<int64_t>>& l2) const {
-  const double rate = timing::dram_channel_bytes_per_cycle(a);
   for (int c = 0; c < C; ++c) {
     const auto& mine = per_core[size_t(c)];
     auto& used = l2[size_t(c)];
@@ -884,13 +884,13 @@ void CostModel::Impl::place_early_loads(const std::vector<std::vector<int>>& per
       Wl& w = wls[size_t(mine[qi])];
       w.early_head = -1;
       if (w.early_bytes <= 0) continue;
-      double left = double(w.early_bytes) / rate;
-      int pos = int(qi);
-      while (left > 0 && pos > w.early_from && used[size_t(pos - 1)] + w.early_bytes <= a.core.l2_bytes) {
-        --pos;
-        const Wl& x = wls[size_t(mine[size_t(pos)])];
-        left -= net.layers[size_t(x.layer)].pe() ? double(x.cycles) : 0.0;
-      }
+      const int pos = irgen::covering(
+          a, int(qi), -1, w.early_from, w.early_bytes,
+          [&](int p) {
+            const Wl& x = wls[size_t(mine[size_t(p)])];
+            return net.layers[size_t(x.layer)].pe() ? x.cycles : int64_t(0);
+          },
+          [&](int p) { return used[size_t(p)] + w.early_bytes <= a.core.l2_bytes; });
       if (pos == int(qi)) continue;
       w.early_head = pos;
       for (int q = pos; q < int(qi); ++q) used[size_t(q)] += w.early_bytes;

@@ -4,6 +4,7 @@
 // fitting, tensors kept across segments spilled through DRAM when L2 runs
 // out, and a refusal naming the fullest position when nothing helps.
 #include "irgen/generator.hpp"
+#include "irgen/overlap.hpp"
 
 namespace cct::irgen::detail {
 
@@ -126,12 +127,8 @@ int Generator::load_head(int core, int pos, int earliest, int64_t bytes, int64_t
 
 int Generator::covering(int core, int pos, int step, int bound, int64_t bytes) {
   const auto& order = per_core_.at(core);
-  double left = double(bytes) / timing::dram_channel_bytes_per_cycle(a_);
-  while (left > 0 && (step > 0 ? pos < bound : pos > bound)) {
-    pos += step;
-    left -= double(compute_cycles(order[size_t(pos)]));
-  }
-  return pos;
+  return irgen::covering(
+      a_, pos, step, bound, bytes, [&](int p) { return compute_cycles(order[size_t(p)]); }, [](int) { return true; });
 }
 
 void Generator::refuse(int failed) const {
