@@ -9,6 +9,7 @@
 #include <memory>
 #include <queue>
 #include <tuple>
+#include <unordered_map>
 
 #include "footprint/footprint.hpp"
 #include "isa/multicast.hpp"
@@ -41,7 +42,7 @@ struct Route {
 class Network {
  public:
   explicit Network(const arch::Architecture& a)
-      : a_(a), ncores_(size_t(a.core_count())), links_(a, 1), core_routes_(ncores_ * ncores_), dram_routes_(ncores_ * 2) {
+      : a_(a), ncores_(size_t(a.core_count())), links_(a, 1), dram_routes_(ncores_ * 2) {
     // Resource 0: the DRAM channels, pooled (addresses interleave over them).
     capacity_.push_back(a.dram_channel_bytes_per_cycle() * double(a.dram_channels.size()));
     links_.append_capacities(capacity_);
@@ -49,11 +50,14 @@ class Network {
 
   const std::vector<double>& capacity() const { return capacity_; }
 
-  // The route between two cores.
+  // The route between two cores (made when first used: a program's pairs,
+  // not the mesh's cores squared).
   const Route& core_route(int from, int to) {
-    auto& slot = core_routes_[size_t(from) * size_t(ncores_) + size_t(to)];
-    if (!slot) slot = std::make_unique<Route>(make_route(a_.core_site(from), a_.core_site(to), false));
-    return *slot;
+    const uint64_t key = uint64_t(from) * ncores_ + uint64_t(to);
+    auto it = core_routes_.find(key);
+    if (it == core_routes_.end())
+      it = core_routes_.emplace(key, make_route(a_.core_site(from), a_.core_site(to), false)).first;
+    return it->second;
   }
   // The latency of a load from a DRAM site to a core (a multicast member's,
   // from its group's channel).
@@ -124,7 +128,7 @@ class Network {
   std::vector<double> capacity_;
   arch::LinkResources links_;  // after resource 0
   std::vector<arch::RouteLeg> legs_;
-  std::vector<std::unique_ptr<Route>> core_routes_;  // [from * cores + to], made when first used
+  std::unordered_map<uint64_t, Route> core_routes_;  // from * cores + to (lookups only: no order reaches output)
   std::vector<std::unique_ptr<Route>> dram_routes_;  // [core * 2 + store]
   std::map<std::pair<std::array<int, 3>, std::vector<int>>, Route> tree_cache_;
   std::map<int, int> dram_choice_;
