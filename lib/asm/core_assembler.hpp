@@ -331,7 +331,8 @@ class CoreAssembler {
   void sync_send(const isa::Mapping& m, int64_t l2_address, const Range& stored, int64_t reader, int64_t tag);
   void emit_syncs(int64_t before);
   void flush_sends(int64_t before);
-  void sync_receive(const isa::Mapping& m, const BufferTensor& b, int64_t address, int64_t writer, int64_t tag);
+  void pixel_receive(const isa::Mapping& m, int64_t address, int64_t writer, int64_t tag, std::optional<Range> stands_for);
+  void sync_receive(const isa::Mapping& m, int64_t address, int64_t writer, int64_t tag);
   void early_receive(const isa::Mapping& m, int64_t landing, const Shared::EarlyReceive& x);
   void dt(size_t k, const BufferTensor& src, const BufferTensor& dst, const std::vector<int32_t>& consumers);
   void so(size_t k, const BufferTensor& src, const Coord& lower, const Coord& upper, const sir::Destination& d,

@@ -144,7 +144,7 @@ void CoreAssembler::lda(size_t k, const BufferTensor& b, size_t source, isa::Map
   if (loaded_.insert(tid).second)
     if (auto si = sh_.sync_in.find({core_.id, tid}); si != sh_.sync_in.end())
       for (int64_t writer : si->second)
-        if (writer != core_.id) sync_receive(m, b, dst, writer, tid);
+        if (writer != core_.id) sync_receive(m, dst, writer, tid);
   Instruction c(Opcode::lda_cfg);
   c.mapping = m;
   c.set(Param::SME, 1);
@@ -312,10 +312,10 @@ void CoreAssembler::sync_send(const isa::Mapping& m, int64_t l2_address, const R
   emit(std::move(in), std::move(meta));
 }
 
-// The matching receive, into the first byte of the buffer the load fills
-// next: it writes the buffer, so the load waits for it.
-void CoreAssembler::sync_receive(const isa::Mapping& m, const BufferTensor& b, int64_t address, int64_t writer,
-                                 int64_t tag) {
+// A one-pixel receive of the message `writer` sends with `tag`, landing at
+// L2 `address`; `stands_for`: what else it writes as far as the tokens go.
+void CoreAssembler::pixel_receive(const isa::Mapping& m, int64_t address, int64_t writer, int64_t tag,
+                                  std::optional<Range> stands_for) {
   Instruction c(Opcode::si_cfg);
   c.mapping = m;
   c.set_enum(Param::DF, isa::DataFmt::INT8);
@@ -330,27 +330,20 @@ void CoreAssembler::sync_receive(const isa::Mapping& m, const BufferTensor& b, i
   Meta meta;
   meta.kind = Kind::Receive;
   meta.writes = {{Space::L2, address, address + 1}};
+  if (stands_for) meta.writes.push_back(*stands_for);
   emit(std::move(in), std::move(meta));
+}
+
+// The matching receive, into the first byte of the buffer the load fills
+// next: it writes the buffer, so the load waits for it.
+void CoreAssembler::sync_receive(const isa::Mapping& m, int64_t address, int64_t writer, int64_t tag) {
+  pixel_receive(m, address, writer, tag, std::nullopt);
 }
 
 // An early receive (Shared::early_receive) lands in the idle pixel and
 // stands for the stored range: the loads reading it wait for it.
 void CoreAssembler::early_receive(const isa::Mapping& m, int64_t landing, const Shared::EarlyReceive& x) {
-  Instruction c(Opcode::si_cfg);
-  c.mapping = m;
-  c.set_enum(Param::DF, isa::DataFmt::INT8);
-  c.set_list(Param::DTile, {1, 1, 1});
-  emit_cfg(c);
-  Instruction in(Opcode::si_mov);
-  in.mapping = m;
-  in.set(Param::SCORE, x.writer);
-  in.set(Param::TAG, x.tag);
-  in.set(Param::DTaddr, landing);
-  in.set_list(Param::Tile, {1, 1, 1, 1});
-  Meta meta;
-  meta.kind = Kind::Receive;
-  meta.writes = {{Space::L2, landing, landing + 1}, {Space::DramActivations, x.dram_lo, x.dram_hi}};
-  emit(std::move(in), std::move(meta));
+  pixel_receive(m, landing, x.writer, x.tag, Range{Space::DramActivations, x.dram_lo, x.dram_hi});
 }
 
 void CoreAssembler::dt(size_t k, const BufferTensor& src, const BufferTensor& dst,

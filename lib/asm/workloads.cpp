@@ -158,7 +158,7 @@ void CoreAssembler::emit_own(size_t k, const std::vector<Load>& own) {
   for (const auto& x : waits) {
     auto m = mapping(k, -1);
     const BufferTensor& b = *x.load->buffer;
-    sync_receive(m, b, act_destination(b, x.load->source), x.writer, x.tag);
+    sync_receive(m, act_destination(b, x.load->source), x.writer, x.tag);
   }
   if (auto e = sh_.early_receive.find({core_.id, W()[k].workload_id}); e != sh_.early_receive.end()) {
     std::vector<Shared::EarlyReceive> list = e->second;
