@@ -721,7 +721,6 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
     w.early_bytes = 0;
     w.early_pieces = 0;
     w.early_from = 0;
-    w.early_head = -1;
     w.stored = false;
     w.overwrite = false;
     w.copies = 0;
@@ -1017,12 +1016,10 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
     w.cycles += int64_t(w.copies) * std::llround(a.timing.dt_fixed_cycles);
   }
   place_early_loads(per_core, l2);
-  for (Wl& w : wls) {
-    w.receive_after = -2;
-    if (!built) continue;
-    if (auto r = built->receive_after.find({w.core, w.q}); r != built->receive_after.end() && r->second < w.q)
-      w.receive_after = r->second;
-  }
+  if (built)  // (workloads are made afresh per evaluation, with the model's rule)
+    for (Wl& w : wls)
+      if (auto r = built->receive_after.find({w.core, w.q}); r != built->receive_after.end() && r->second < w.q)
+        w.receive_after = r->second;
   for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
   simulate(plan, per_core, pc, lcost_scratch, detail, program_frame);
   std::vector<LayerCost>& lcost = lcost_scratch;
