@@ -237,8 +237,7 @@ class Allocator {
   // find() gives the same address either way (blocks of one address may
   // come back in another order, which find() does not see).
   void set_aside_before(int t) {
-    if (t <= aside_upto_ || t <= min_end_) return;
-    aside_upto_ = t;
+    if (t <= min_end_) return;  // no block ends before t
     size_t kept = 0;
     min_end_ = std::numeric_limits<int>::max();
     for (const Block& b : blocks_)
@@ -247,7 +246,6 @@ class Allocator {
     blocks_.resize(kept);
   }
   void restore() {
-    aside_upto_ = 0;
     if (aside_.empty()) return;
     auto by_address = [](const Block& x, const Block& y) { return x.address < y.address; };
     std::stable_sort(aside_.begin(), aside_.end(), by_address);
@@ -267,7 +265,6 @@ class Allocator {
   int forgotten_ = 0;
   std::vector<Block> blocks_;  // by address
   std::vector<Block> aside_;   // set_aside_before()
-  int aside_upto_ = 0;
   int min_end_ = std::numeric_limits<int>::min();  // of blocks_ after the last set_aside_before (a lower bound)
 };
 
