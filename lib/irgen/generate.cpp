@@ -13,17 +13,20 @@ namespace detail {
 sir::Schedule Generator::run() {
   build_network();
   build_workloads();
-  for (;;) {
-    connect_and_place();
-    int64_t most = 0;
-    for (int64_t n : transfers_of_layer_) most = std::max(most, n);
-    if (most < transfer_stride_) break;
-    transfer_stride_ *= 10;  // rare: a layer with that many transfers; number again
-  }
+  connect_and_place();
   for (auto& w : wls_)
     if (layers_[size_t(w.layer)].pe) tile_pe(w);
   if (estimate_out_) *estimate_out_ = estimated_cycles_;
-  return emit();
+  sir::Schedule s = emit();
+  // Transfer ids as the Scheduler IR numbers them: layer * stride + n, the
+  // stride the least power of ten (at least 100) above every layer's count.
+  int64_t stride = 100;
+  for (int64_t n : transfers_of_layer_)
+    while (n >= stride) stride *= 10;
+  if (stride >= transfer_stride_)
+    throw std::runtime_error("irgen: a layer with over " + std::to_string(transfer_stride_) + " transfers");
+  sir::renumber_transfers(s, [&](int64_t id) { return id / transfer_stride_ * stride + id % transfer_stride_; });
+  return s;
 }
 
 // Transfers, L2 placement, VP tiles and weight loads (retried with spills

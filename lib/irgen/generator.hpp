@@ -18,6 +18,7 @@
 #include <map>
 #include <numeric>
 #include <set>
+#include <stdexcept>
 #include <tuple>
 
 #include "fir/host.hpp"
@@ -417,7 +418,10 @@ class Generator {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> host_loads_;
   std::map<int, Allocator> l2_;                     // core -> L2 blocks placed so far
   std::vector<int64_t> transfers_of_layer_;  // layer -> transfers numbered so far
-  int64_t transfer_stride_ = 100;            // a power of ten above every layer's count
+  // Ids are drafted with a stride no layer reaches and renumbered once the
+  // counts are known (run), so that connecting and placing run once.
+  static constexpr int64_t kDraftStride = 1000000000;
+  int64_t transfer_stride_ = kDraftStride;
   int64_t next_order_ = 1;
 };
 

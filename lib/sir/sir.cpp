@@ -73,6 +73,45 @@ TransferIndex::TransferIndex(const Schedule& s) {
     refs_[s.dram.out[i].transfer_id].push_back({K::DramLoad, kDramCoreId, i, 0});
 }
 
+void renumber_transfers(Schedule& s, const std::function<int64_t(int64_t)>& f) {
+  auto one = [&](int64_t& id) {
+    if (id >= 0) id = f(id);
+  };
+  auto all = [&](std::vector<int64_t>& ids) {
+    for (int64_t& id : ids) one(id);
+  };
+  auto snapshot = [&](WeightBuffer& b) {
+    for (auto& e : b.entries) all(e.transfer_id);
+  };
+  for (auto& c : s.cores)
+    for (auto& w : c.workloads) {
+      for (auto& b : w.buffer) {
+        if (b.transfer_id) all(*b.transfer_id);
+        if (b.source)
+          for (auto& src : *b.source) one(src.transfer_id);
+      }
+      for (auto& f_in : w.ifmap) all(f_in.transfer_id);
+      for (auto& o : w.ofmap) one(o.transfer_id);
+      if (w.weight) all(w.weight->transfer_id);
+      snapshot(w.wl0_buffer);
+      snapshot(w.wl1_buffer);
+    }
+  for (auto& st : s.dram.in) {
+    one(st.transfer_id);
+    if (st.related_ofmap) all(*st.related_ofmap);
+  }
+  for (auto& ld : s.dram.out) {
+    one(ld.transfer_id);
+    all(ld.related_ifmap);
+  }
+  if (s.dram.host)
+    for (auto& h : *s.dram.host) {
+      one(h.transfer_id);
+      all(h.related_ifmap);
+      all(h.related_ofmap);
+    }
+}
+
 const std::vector<TransferRef>& TransferIndex::refs(int64_t transfer_id) const {
   static const std::vector<TransferRef> none;
   auto it = refs_.find(transfer_id);

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -259,6 +260,12 @@ class TransferIndex {
  private:
   std::map<int64_t, std::vector<TransferRef>> refs_;
 };
+
+// Rewrites every transfer id of the schedule (ofmaps, ifmaps, weights,
+// L2 and weight-buffer snapshots and their sources, DRAM loads, stores and
+// host steps, and the ids they relate) through `f`. Negative ids are left
+// as they are.
+void renumber_transfers(Schedule& s, const std::function<int64_t(int64_t)>& f);
 
 // Reading. Schema validation (schemas/sir.schema.json) and the structural
 // checks below run unless disabled; errors name file and JSON pointer.

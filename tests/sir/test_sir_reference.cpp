@@ -86,3 +86,50 @@ TEST_CASE("write_sir and read_sir: files, zstd, atomic output") {
   CHECK(cct::testing::read_file(dir + "/s.json") == sir::format_sir(s));
   CHECK_THROWS_AS(sir::read_sir(dir + "/missing.json"), Error);
 }
+
+namespace {
+
+// Walks two JSON trees of the same shape: values under a transfer-id key
+// ("transfer_id", "related_ifmap", "related_ofmap") must be `shift` apart,
+// every other value equal. Returns the ids seen.
+int64_t compare_shifted(const Json& a, const Json& b, int64_t shift, bool id) {
+  REQUIRE(a.type() == b.type());
+  if (a.is_array()) {
+    REQUIRE(a.as_array().size() == b.as_array().size());
+    int64_t n = 0;
+    for (size_t i = 0; i < a.as_array().size(); ++i) n += compare_shifted(a.as_array()[i], b.as_array()[i], shift, id);
+    return n;
+  }
+  if (a.is_object()) {
+    REQUIRE(a.as_object().size() == b.as_object().size());
+    int64_t n = 0;
+    for (size_t i = 0; i < a.as_object().size(); ++i) {
+      const auto& [ka, va] = a.as_object()[i];
+      REQUIRE(ka == b.as_object()[i].first);
+      const bool key_is_id = ka == "transfer_id" || ka == "related_ifmap" || ka == "related_ofmap";
+      n += compare_shifted(va, b.as_object()[i].second, shift, key_is_id);
+    }
+    return n;
+  }
+  if (id && a.is_int() && a.as_int() >= 0) {
+    CHECK(b.as_int() == a.as_int() + shift);
+    return 1;
+  }
+  CHECK(a == b);
+  return 0;
+}
+
+}  // namespace
+
+TEST_CASE("renumber_transfers rewrites every transfer id and nothing else") {
+  for (const auto& path : reference_sirs()) {
+    CAPTURE(path);
+    sir::Schedule s = sir::read_sir(path);
+    sir::Schedule r = s;
+    sir::renumber_transfers(r, [](int64_t id) { return id + 7; });
+    const int64_t ids = compare_shifted(sir::to_json(s), sir::to_json(r), 7, false);
+    CHECK(ids > 0);
+    sir::renumber_transfers(r, [](int64_t id) { return id - 7; });
+    CHECK(r == s);
+  }
+}
