@@ -207,6 +207,19 @@ struct CostModel::Impl {
   // batch a layer has hundreds of workloads, one batch group after another).
   mutable std::vector<std::vector<int64_t>> sample_hi_upto, sample_lo_from;
   mutable std::vector<char> spilled_scratch;  // per workload: its output reaches later segments through DRAM
+  // What connect_inputs finds the same on every spill round of one
+  // evaluation: per input read (in workload and input order) its region and
+  // the producer parts it meets, with the piece each gives.
+  struct ReadPiece {
+    int producer;
+    int before_reader;  // on the producer's core, the position before the reader (another core's producer)
+    mapping::Box box;
+  };
+  mutable std::vector<mapping::Box> read_region;
+  mutable std::vector<std::pair<int, int>> read_pieces;  // [begin, end) in `pieces`
+  mutable std::vector<ReadPiece> pieces;
+  mutable std::vector<int> needed_by;
+  mutable std::vector<int64_t> kept_bytes_scratch;  // spill_kept: per position, kept bytes starting minus ending  // producer -> the last workload that pushed a need on it
   mutable std::vector<irgen::KeptTensor> kept_scratch;
   mutable std::vector<Send> sends;
   mutable std::vector<int> syncs;  // per workload (sync_begin..end): producer workloads it waits for
@@ -259,8 +272,11 @@ struct CostModel::Impl {
   mutable int64_t work = 0;  // flow updates over all evaluations (CostModel::work)
   mutable std::vector<double> share;  // capacity / users of each resource, kept as flows start and end
 
+  // `fresh`: the workloads changed since the last call (a new evaluation),
+  // so the regions and pieces are found again.
   void connect_inputs(const std::vector<int>& seg_of, const std::vector<std::vector<int>>& per_core,
-                      const std::vector<std::vector<int>>& layer_wls, const std::vector<char>& spilled) const;
+                      const std::vector<std::vector<int>>& layer_wls, const std::vector<char>& spilled,
+                      bool fresh) const;
   // Connects the inputs and sends kept tensors through DRAM until every
   // core's L2 fits or none is left to spill (irgen::spill_choice); `l2`: the
   // bytes live at each position of each core, `reserved` weights included.
@@ -682,10 +698,13 @@ PlanCost CostModel::evaluate(const Plan& plan, bool detail, bool program_frame, 
 // L2 footprint and what it keeps for later readers, with the outputs in
 // `spilled` (by their first run) going through DRAM to later segments.
 void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::vector<std::vector<int>>& per_core,
-                                     const std::vector<std::vector<int>>& layer_wls,
-                                     const std::vector<char>& spilled) const {
+                                     const std::vector<std::vector<int>>& layer_wls, const std::vector<char>& spilled,
+                                     bool fresh) const {
   needs.clear();
   syncs.clear();
+  if (fresh) read_region.clear(), read_pieces.clear(), pieces.clear();
+  needed_by.assign(wls.size(), -1);
+  size_t read = 0;  // the next input read, in the order of read_region
   // Host steps: bytes read (their inputs, stored whole) and written (the
   // regions loaded back, results that are graph outputs), as irgen counts them.
   host_bytes.assign(net.host_steps.size(), 0);
@@ -701,7 +720,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
   }
   sample_hi_upto.resize(layer_wls.size());
   sample_lo_from.resize(layer_wls.size());
-  for (size_t l = 0; l < layer_wls.size(); ++l) {
+  for (size_t l = 0; fresh && l < layer_wls.size(); ++l) {
     const std::vector<int>& ids = layer_wls[l];
     auto& hi = sample_hi_upto[l];
     auto& lo = sample_lo_from[l];
@@ -747,7 +766,12 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
     for (size_t in = 0; in < L.inputs.size(); ++in) {
       const LayerInput& li = L.inputs[in];
       if (mi && !mi->reads[in]) continue;  // gives this box no piece
-      mapping::Box reg = mi ? mi->region[in] : input_region(net, L, in, w.box);
+      const size_t r = read++;
+      if (fresh) {
+        read_region.push_back(mi ? mi->region[in] : input_region(net, L, in, w.box));
+        read_pieces.push_back({0, 0});
+      }
+      const mapping::Box reg = read_region[r];
       // A piece delivered straight into a data movement's output takes no
       // buffer of its own (the output's bytes are counted once).
       const bool direct = mi && mi->direct[in];
@@ -771,22 +795,37 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
       int local_leader = -1, local_pieces = 0;
       bool several = false;
       int64_t other_bytes = 0;  // counted in foot already: loaded and received pieces
-      const std::vector<int>& producers = layer_wls[size_t(li.producer)];
-      const auto& hi = sample_hi_upto[size_t(li.producer)];
-      const auto& lo = sample_lo_from[size_t(li.producer)];
-      const size_t first = size_t(std::lower_bound(hi.begin(), hi.end(), reg.lower[0]) - hi.begin());
-      const size_t last = size_t(std::upper_bound(lo.begin(), lo.end(), reg.upper[0]) - lo.begin());
+      if (fresh) {
+        // The producer parts whose samples can meet the region, then those it meets.
+        const std::vector<int>& producers = layer_wls[size_t(li.producer)];
+        const auto& hi = sample_hi_upto[size_t(li.producer)];
+        const auto& lo = sample_lo_from[size_t(li.producer)];
+        const size_t first = size_t(std::lower_bound(hi.begin(), hi.end(), reg.lower[0]) - hi.begin());
+        const size_t last = size_t(std::upper_bound(lo.begin(), lo.end(), reg.upper[0]) - lo.begin());
+        read_pieces[r].first = int(pieces.size());
+        for (size_t k = first; k < last; ++k) {
+          const Wl& pw = wls[size_t(producers[k])];
+          mapping::Box x;
+          if (!intersect(pw.box, reg, &x)) continue;
+          int before = -1;
+          if (pw.core != w.core) {
+            const auto& ids = per_core[size_t(pw.core)];
+            before = int(std::lower_bound(ids.begin(), ids.end(), int(id)) - ids.begin()) - 1;
+          }
+          pieces.push_back({producers[k], before, x});
+        }
+        read_pieces[r].second = int(pieces.size());
+      }
       // Loaded ahead when every piece is reloaded from this core's store
       // in an earlier segment (irgen's reload; another core's store waits
       // for that core's message, kept in the reader's block here).
       bool reload = !sibling && w.q > 0;
       int64_t reload_bytes = 0;
       int reload_pieces = 0;
-      for (size_t k = first; k < last; ++k) {
-        const int pid = producers[k];
+      for (int k = read_pieces[r].first; k < read_pieces[r].second; ++k) {
+        const int pid = pieces[size_t(k)].producer;
+        const mapping::Box& x = pieces[size_t(k)].box;
         Wl& pw = wls[size_t(pid)];
-        mapping::Box x;
-        if (!intersect(pw.box, reg, &x)) continue;
         if (pw.seg != w.seg && spilled[size_t(pw.leader)]) {
           // Spilled: stored by its producer, this piece loaded back (after
           // the storing core's message when that is another core).
@@ -810,9 +849,8 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
         } else if (!sibling) {
           // Another core, in this segment or an earlier one: sent core to core.
           reload = false;
-          bool dup = false;
-          for (int k = w.need_begin; k < int(needs.size()); ++k) dup = dup || needs[size_t(k)].producer == pid;
-          if (!dup) {
+          if (needed_by[size_t(pid)] != int(id)) {
+            needed_by[size_t(pid)] = int(id);
             // asm sends each consumer only the region it reads.
             int64_t b = act_bytes(x, P.out_bytes);
             needs.push_back({pid, b, direct});
@@ -822,9 +860,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
           // For a later segment the sender keeps it until the reader comes
           // (irgen: live through its core's workloads before the reader).
           if (pw.seg != w.seg) {
-            const auto& ids = per_core[size_t(pw.core)];
-            const int before = int(std::lower_bound(ids.begin(), ids.end(), int(id)) - ids.begin()) - 1;
-            pw.keep_until = std::max(pw.keep_until, before);
+            pw.keep_until = std::max(pw.keep_until, pieces[size_t(k)].before_reader);
             pw.kept = true;
           }
         }
@@ -1071,8 +1107,8 @@ void CostModel::Impl::spill_kept(const std::vector<int>& seg_of, const std::vect
   if (built)
     for (auto [id, layer] : built->spilled)
       if (id >= 0 && size_t(id) < wls.size() && wls[size_t(id)].layer == layer) spilled[size_t(wls[size_t(id)].leader)] = 1;
-  for (;;) {
-    connect_inputs(seg_of, per_core, layer_wls, spilled);
+  for (bool fresh = true;; fresh = false) {
+    connect_inputs(seg_of, per_core, layer_wls, spilled, fresh);
     for (int c = 0; c < C; ++c) l2[size_t(c)].assign(per_core[size_t(c)].size(), 0);
     for (const Wl& w : wls) {
       auto& u = l2[size_t(w.core)];
@@ -1082,8 +1118,21 @@ void CostModel::Impl::spill_kept(const std::vector<int>& seg_of, const std::vect
       if (w.q > 0)
         for (int k = w.need_begin; k < w.need_end; ++k)
           if (!needs[size_t(k)].direct) u[size_t(w.q) - 1] += needs[size_t(k)].bytes;
-      // Kept for a later consumer (on this core, or sent when it comes): live in between too.
-      for (int q = w.q + 1; q <= w.keep_until; ++q) u[size_t(q)] += w.out_bytes;
+    }
+    // Kept for a later consumer (on this core, or sent when it comes): live
+    // in between too, added as differences at both ends.
+    std::vector<int64_t>& kept_from = kept_bytes_scratch;
+    for (int c = 0; c < C; ++c) {
+      kept_from.assign(per_core[size_t(c)].size() + 1, 0);
+      for (int id : per_core[size_t(c)]) {
+        const Wl& w = wls[size_t(id)];
+        if (w.keep_until <= w.q) continue;
+        kept_from[size_t(w.q) + 1] += w.out_bytes;
+        kept_from[size_t(w.keep_until) + 1] -= w.out_bytes;
+      }
+      auto& u = l2[size_t(c)];
+      int64_t live = 0;
+      for (size_t q = 0; q < u.size(); ++q) live += kept_from[q], u[q] += live;
     }
     for (const ReservedWeight& r : reserved)
       for (int q = r.first; q <= r.last; ++q) l2[size_t(r.core)][size_t(q)] += r.bytes;
