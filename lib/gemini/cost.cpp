@@ -1392,7 +1392,8 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     // gone (asm keeps one global order of readers, and for one reader the
     // order of its receives): after each workload, those whose reader comes
     // before the core's next workload go.
-    std::vector<std::tuple<int, int, int>> pending_sends;  // (consumer, need, send)
+    using PendingSend = std::tuple<int, int, int>;  // (consumer, need, send), sent in this order
+    std::priority_queue<PendingSend, std::vector<PendingSend>, std::greater<>> pending_sends;
     const auto& mine = per_core[size_t(c)];
     for (size_t qi = 0; qi < mine.size(); ++qi) {
       const int id = mine[qi];
@@ -1488,15 +1489,13 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         if (wts[size_t(wi)].first != w.q)
           weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel);
       for (int si = w.send_begin; si < w.send_end; ++si)
-        pending_sends.emplace_back(sends[size_t(si)].consumer, sends[size_t(si)].need, si);
-      std::sort(pending_sends.begin(), pending_sends.end());
+        pending_sends.emplace(sends[size_t(si)].consumer, sends[size_t(si)].need, si);
       const int next = qi + 1 < mine.size() ? mine[qi + 1] : std::numeric_limits<int>::max();
-      size_t due = 0;
-      while (due < pending_sends.size() && std::get<0>(pending_sends[due]) < next) ++due;
-      for (size_t i = 0; i < due; ++i) {
-        const int si = std::get<2>(pending_sends[i]);
+      while (!pending_sends.empty() && std::get<0>(pending_sends.top()) < next) {
+        const auto [consumer, need, si] = pending_sends.top();
+        pending_sends.pop();
         const int producer = sends[size_t(si)].producer;
-        emit_syncs(std::get<0>(pending_sends[i]));
+        emit_syncs(consumer);
         int o = op(Op::Send, c, producer);
         ops[size_t(o)].bytes = sends[size_t(si)].bytes;
         ops[size_t(o)].route = &core_route(c, wls[size_t(sends[size_t(si)].consumer)].core);
@@ -1509,7 +1508,6 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         if (prev_so_first < 0) prev_so_first = o;
         prev_so_last = o;
       }
-      pending_sends.erase(pending_sends.begin(), pending_sends.begin() + std::ptrdiff_t(due));
       prev2_compute = prev_compute;
       prev_compute = cmp;
       if (w.stored) pending_store = id;
