@@ -1394,10 +1394,16 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     // before the core's next workload go.
     using PendingSend = std::tuple<int, int, int>;  // (consumer, need, send), sent in this order
     std::priority_queue<PendingSend, std::vector<PendingSend>, std::greater<>> pending_sends;
+    // The LW queue issues in order: a streamed workload's tile loads (L2 ->
+    // weight buffer) wait behind the DRAM -> weight buffer loads issued in
+    // earlier workloads (irgen's estimate charges the same), e.g. a multicast
+    // load issued far ahead whose group fires late.
+    int lw_tail = -1;
     const auto& mine = per_core[size_t(c)];
     for (size_t qi = 0; qi < mine.size(); ++qi) {
       const int id = mine[qi];
       const Wl& w = wls[size_t(id)];
+      const int lw_before = lw_tail;
       std::vector<int> own;
       for (int wi : issued[size_t(id)])
         if (wts[size_t(wi)].first == w.q && !wts[size_t(wi)].direct)
@@ -1452,11 +1458,13 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       if (loaded_ahead) own.push_back(early_load[size_t(id)]);
       for (int wi : issued[size_t(id)])
         if (wts[size_t(wi)].first == w.q && wts[size_t(wi)].direct)
-          own.push_back(weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
+          own.push_back(lw_tail = weight_op[size_t(wi)] =
+                            dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
       int cmp = op(Op::Compute, c, id);
       ops[size_t(cmp)].cycles = w.cycles;
       compute_of[size_t(id)] = cmp;
       edge(prev_compute, cmp);
+      if (w.weight >= 0 && !wts[size_t(w.weight)].direct) edge(lw_before, cmp);
       if (program_frame) {
         // A layer's configuration instructions run in its unit's queue as soon
         // as the unit's previous instruction is done, before its inputs come.
@@ -1486,8 +1494,10 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         early_load[size_t(r)] = dram(Op::Load, r, -1, rw.early_bytes, rw.early_pieces, rw.in_channel);
       }
       for (int wi : issued[size_t(id)])
-        if (wts[size_t(wi)].first != w.q)
+        if (wts[size_t(wi)].first != w.q) {
           weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel);
+          if (wts[size_t(wi)].direct) lw_tail = weight_op[size_t(wi)];
+        }
       for (int si = w.send_begin; si < w.send_end; ++si)
         pending_sends.emplace(sends[size_t(si)].consumer, sends[size_t(si)].need, si);
       const int next = qi + 1 < mine.size() ? mine[qi + 1] : std::numeric_limits<int>::max();
