@@ -209,11 +209,13 @@ struct CostModel::Impl {
   mutable std::vector<char> spilled_scratch;  // per workload: its output reaches later segments through DRAM
   // What connect_inputs finds the same on every spill round of one
   // evaluation: per input read (in workload and input order) its region and
-  // the producer parts it meets, with the piece each gives.
+  // the producer parts it meets, with the piece each gives (its bytes, not
+  // its box: a 256-core plan has millions).
   struct ReadPiece {
     int producer;
     int before_reader;  // on the producer's core, the position before the reader (another core's producer)
-    mapping::Box box;
+    int64_t bytes : 63;     // act_bytes of the piece
+    uint64_t whole : 1;     // the piece, the region and the reader's box are one box
   };
   mutable std::vector<mapping::Box> read_region;
   mutable std::vector<std::pair<int, int>> read_pieces;  // [begin, end) in `pieces`
@@ -812,7 +814,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
             const auto& ids = per_core[size_t(pw.core)];
             before = int(std::lower_bound(ids.begin(), ids.end(), int(id)) - ids.begin()) - 1;
           }
-          pieces.push_back({producers[k], before, x});
+          pieces.push_back({producers[k], before, act_bytes(x, P.out_bytes), x == w.box && reg == w.box ? 1u : 0u});
         }
         read_pieces[r].second = int(pieces.size());
       }
@@ -824,20 +826,20 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
       int reload_pieces = 0;
       for (int k = read_pieces[r].first; k < read_pieces[r].second; ++k) {
         const int pid = pieces[size_t(k)].producer;
-        const mapping::Box& x = pieces[size_t(k)].box;
+        const ReadPiece& piece = pieces[size_t(k)];
         Wl& pw = wls[size_t(pid)];
         if (pw.seg != w.seg && spilled[size_t(pw.leader)]) {
           // Spilled: stored by its producer, this piece loaded back (after
           // the storing core's message when that is another core).
           pw.stored = true;
           if (sibling) continue;
-          int64_t b = act_bytes(x, P.out_bytes);
+          const int64_t b = piece.bytes;
           w.dram_bytes += b, ++w.dram_pieces, foot += direct ? 0 : b;
           reload = reload && pw.core == w.core, reload_bytes += b, ++reload_pieces;
           other_bytes += direct ? 0 : b;
           if (pw.core != w.core) syncs.push_back(pid);
           // irgen writes an element-wise add over the buffer an input is loaded into, too.
-          loaded_over = loaded_over || (L.fir->op == fir::Op::ElementWiseAdd && x == w.box && reg == w.box);
+          loaded_over = loaded_over || (L.fir->op == fir::Op::ElementWiseAdd && piece.whole);
         } else if (pw.core == w.core) {
           // Stays in this core's L2 until here.
           reload = false;
@@ -852,7 +854,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
           if (needed_by[size_t(pid)] != int(id)) {
             needed_by[size_t(pid)] = int(id);
             // asm sends each consumer only the region it reads.
-            int64_t b = act_bytes(x, P.out_bytes);
+            const int64_t b = piece.bytes;
             needs.push_back({pid, b, direct});
             foot += direct ? 0 : b;
             other_bytes += direct ? 0 : b;
@@ -860,7 +862,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
           // For a later segment the sender keeps it until the reader comes
           // (irgen: live through its core's workloads before the reader).
           if (pw.seg != w.seg) {
-            pw.keep_until = std::max(pw.keep_until, pieces[size_t(k)].before_reader);
+            pw.keep_until = std::max(pw.keep_until, piece.before_reader);
             pw.kept = true;
           }
         }
