@@ -1052,8 +1052,24 @@ BuiltPlan built_plan_of(const sir::Schedule& s, const Network& net) {
   // The receives of a reader land in buffers placed from the workload
   // before it (early receives) or its own; they may start once the last
   // workload whose tensors overlap those bytes is done (looked for up to
-  // kReceiveLookBack workloads back; none found: at once).
+  // kReceiveLookBack workloads back; none found: at once). A tensor that
+  // workload only copies into an input assembled from pieces (asm's dt_cal
+  // at its start) frees its bytes when the workload starts, i.e. once the
+  // one before it is done (tiny U-Net b4: a concatenation's receives ran
+  // during the transposed convolution before it, whose input they overlap
+  // only in the copied pieces).
   constexpr int kReceiveLookBack = 64;
+  auto copied_only = [&](const sir::Core& c, const sir::Workload& w, const sir::BufferTensor& o) {
+    if (!o.transfer_id) return false;
+    for (const auto& a : w.buffer) {
+      if (&a == &o || !a.cur_wl_ifmap.value_or(false) || !a.source) continue;
+      for (const auto& src : *a.source)
+        if (src.type == sir::Endpoint::Core && src.core_id == c.id &&
+            std::find(o.transfer_id->begin(), o.transfer_id->end(), src.transfer_id) != o.transfer_id->end())
+          return true;
+    }
+    return false;
+  };
   for (const auto& c : s.cores)
     for (size_t q = 0; q < c.workloads.size(); ++q)
       for (const auto& b : c.workloads[q].buffer) {
@@ -1063,9 +1079,18 @@ BuiltPlan built_plan_of(const sir::Schedule& s, const Network& net) {
         if (!received) continue;
         const int reader = b.cur_wl_ifmap.value_or(false) ? int(q) : int(q) + 1;
         int last = -1;
-        for (int j = int(q) - 1; j >= 0 && j >= int(q) - kReceiveLookBack && last < 0; --j)
+        for (int j = int(q) - 1; j >= 0 && j >= int(q) - kReceiveLookBack && last < 0; --j) {
+          bool overlap = false, busy = false;
           for (const auto& o : c.workloads[size_t(j)].buffer)
-            if (o.address < b.address + b.size && b.address < o.address + o.size) last = j;
+            if (o.address < b.address + b.size && b.address < o.address + o.size) {
+              overlap = true;
+              busy = busy || !copied_only(c, c.workloads[size_t(j)], o);
+            }
+          if (overlap) {
+            last = busy ? j : j - 1;
+            break;
+          }
+        }
         auto [it, fresh] = out.receive_after.try_emplace({int(c.id), reader}, last);
         if (!fresh) it->second = std::max(it->second, last);
       }
