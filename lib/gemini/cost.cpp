@@ -220,8 +220,8 @@ struct CostModel::Impl {
   mutable std::vector<mapping::Box> read_region;
   mutable std::vector<std::pair<int, int>> read_pieces;  // [begin, end) in `pieces`
   mutable std::vector<ReadPiece> pieces;
-  mutable std::vector<int> needed_by;
-  mutable std::vector<int64_t> kept_bytes_scratch;  // spill_kept: per position, kept bytes starting minus ending  // producer -> the last workload that pushed a need on it
+  mutable std::vector<int> needed_by;  // producer -> the last workload that pushed a need on it
+  mutable std::vector<int64_t> kept_bytes_scratch;  // spill_kept: per position, kept bytes starting minus ending
   mutable std::vector<irgen::KeptTensor> kept_scratch;
   mutable std::vector<Send> sends;
   mutable std::vector<int> syncs;  // per workload (sync_begin..end): producer workloads it waits for
@@ -825,8 +825,8 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
       int64_t reload_bytes = 0;
       int reload_pieces = 0;
       for (int k = read_pieces[r].first; k < read_pieces[r].second; ++k) {
-        const int pid = pieces[size_t(k)].producer;
         const ReadPiece& piece = pieces[size_t(k)];
+        const int pid = piece.producer;
         Wl& pw = wls[size_t(pid)];
         if (pw.seg != w.seg && spilled[size_t(pw.leader)]) {
           // Spilled: stored by its producer, this piece loaded back (after

@@ -1079,7 +1079,7 @@ BuiltPlan built_plan_of(const sir::Schedule& s, const Network& net) {
         if (!received) continue;
         const int reader = b.cur_wl_ifmap.value_or(false) ? int(q) : int(q) + 1;
         int last = -1;
-        for (int j = int(q) - 1; j >= 0 && j >= int(q) - kReceiveLookBack && last < 0; --j) {
+        for (int j = int(q) - 1; j >= 0 && j >= int(q) - kReceiveLookBack; --j) {
           bool overlap = false, busy = false;
           for (const auto& o : c.workloads[size_t(j)].buffer)
             if (o.address < b.address + b.size && b.address < o.address + o.size) {

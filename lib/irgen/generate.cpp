@@ -24,7 +24,7 @@ sir::Schedule Generator::run() {
   for (int64_t n : transfers_of_layer_)
     while (n >= stride) stride *= 10;
   if (stride >= transfer_stride_)
-    throw std::runtime_error("irgen: a layer with over " + std::to_string(transfer_stride_) + " transfers");
+    throw Error(kExitInternal, "irgen: a layer with over " + std::to_string(transfer_stride_) + " transfers");
   sir::renumber_transfers(s, [&](int64_t id) { return id / transfer_stride_ * stride + id % transfer_stride_; });
   return s;
 }

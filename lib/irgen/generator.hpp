@@ -18,7 +18,6 @@
 #include <map>
 #include <numeric>
 #include <set>
-#include <stdexcept>
 #include <tuple>
 
 #include "fir/host.hpp"
