@@ -105,6 +105,9 @@ struct Wl {
   // Its receives start after the compute at this position (-1: at once;
   // -2: the model's rule, two workloads back); BuiltPlan::receive_after.
   int receive_after = -2;
+  // Its compute waits for the store of the output at this position (-1: none;
+  // BuiltPlan::store_before).
+  int store_before = -1;
   std::vector<int> host_steps;  // host steps whose results it loads (its load waits for them)
   int in_channel = 0, out_channel = 0;
   int need_begin = 0, need_end = 0;   // into Engine::needs
@@ -1055,9 +1058,12 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
   }
   place_early_loads(per_core, l2);
   if (built)  // (workloads are made afresh per evaluation, with the model's rule)
-    for (Wl& w : wls)
+    for (Wl& w : wls) {
       if (auto r = built->receive_after.find({w.core, w.q}); r != built->receive_after.end() && r->second < w.q)
         w.receive_after = r->second;
+      if (auto r = built->store_before.find({w.core, w.q}); r != built->store_before.end() && r->second < w.q)
+        w.store_before = r->second;
+    }
   for (int c = 0; c < C; ++c) pc.cores_used += per_core[size_t(c)].empty() ? 0 : 1;
   simulate(plan, per_core, pc, lcost_scratch, detail, program_frame);
   std::vector<LayerCost>& lcost = lcost_scratch;
@@ -1467,6 +1473,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       compute_of[size_t(id)] = cmp;
       edge(prev_compute, cmp);
       if (w.weight >= 0 && !wts[size_t(w.weight)].direct) edge(lw_before, cmp);
+      if (w.store_before >= 0) edge(store_op[size_t(mine[size_t(w.store_before)])], cmp);
       if (program_frame) {
         // A layer's configuration instructions run in its unit's queue as soon
         // as the unit's previous instruction is done, before its inputs come.

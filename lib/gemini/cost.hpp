@@ -149,6 +149,11 @@ struct BuiltPlan {
   // tokens let a receive start when what used its bytes is done (the model's
   // own rule: the compute two workloads before the reader).
   std::map<std::pair<int, int>, int> receive_after;
+  // (core, position) -> the last earlier position whose output, stored to
+  // DRAM, held bytes this workload's output overwrites: asm's PE waits for
+  // that store (a layer storing every output alternates two buffers, so the
+  // PE runs at the stores' pace when they are slower).
+  std::map<std::pair<int, int>, int> store_before;
 };
 
 class CostModel {

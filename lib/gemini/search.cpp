@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <random>
 
 #include "support/error.hpp"
@@ -1094,6 +1095,32 @@ BuiltPlan built_plan_of(const sir::Schedule& s, const Network& net) {
         auto [it, fresh] = out.receive_after.try_emplace({int(c.id), reader}, last);
         if (!fresh) it->second = std::max(it->second, last);
       }
+  // A workload's output over bytes an earlier stored output held: its
+  // compute waits for that store (the latest such output, up to
+  // kReceiveLookBack positions back).
+  std::set<int64_t> stored_wl;
+  for (const auto& st : s.dram.in) stored_wl.insert(st.workload_id);
+  auto own_output = [](const sir::Core& c, const sir::Workload& w) -> const sir::BufferTensor* {
+    for (const auto& b : w.buffer) {
+      if (!b.newly_added.value_or(false) || !b.source || b.source->size() != 1) continue;
+      const sir::Source& src = b.source->front();
+      if (src.type == sir::Endpoint::Core && src.core_id == c.id && src.layer_name == w.layer_name) return &b;
+    }
+    return nullptr;
+  };
+  for (const auto& c : s.cores)
+    for (size_t q = 1; q < c.workloads.size(); ++q) {
+      const sir::BufferTensor* b = own_output(c, c.workloads[q]);
+      if (!b) continue;
+      for (int j = int(q) - 1; j >= 0 && j >= int(q) - kReceiveLookBack; --j) {
+        if (!stored_wl.count(c.workloads[size_t(j)].workload_id)) continue;
+        const sir::BufferTensor* o = own_output(c, c.workloads[size_t(j)]);
+        if (o && o->address < b->address + b->size && b->address < o->address + o->size) {
+          out.store_before[{int(c.id), int(q)}] = j;
+          break;
+        }
+      }
+    }
   std::map<int64_t, const sir::DramStore*> store_of;
   for (const auto& st : s.dram.in) store_of.emplace(st.transfer_id, &st);
   for (const auto& ld : s.dram.out)
