@@ -219,7 +219,7 @@ void CoreAssembler::workload(size_t k) {
     // reference programs' order) unless they land on bytes a store still
     // reads: then the stores go first, or the load would overwrite them.
     for (const auto& ps : pending_stores_)
-      if (l.buffer->address < ps.src->address + ps.src->size && ps.src->address < l.buffer->address + l.buffer->size) {
+      if (sir::share_bytes(*l.buffer, *ps.src)) {
         flush_stores();
         break;
       }

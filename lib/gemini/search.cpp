@@ -1083,7 +1083,7 @@ BuiltPlan built_plan_of(const sir::Schedule& s, const Network& net) {
         for (int j = int(q) - 1; j >= 0 && j >= int(q) - kReceiveLookBack; --j) {
           bool overlap = false, busy = false;
           for (const auto& o : c.workloads[size_t(j)].buffer)
-            if (o.address < b.address + b.size && b.address < o.address + o.size) {
+            if (sir::share_bytes(o, b)) {
               overlap = true;
               busy = busy || !copied_only(c, c.workloads[size_t(j)], o);
             }
@@ -1108,19 +1108,22 @@ BuiltPlan built_plan_of(const sir::Schedule& s, const Network& net) {
     }
     return nullptr;
   };
-  for (const auto& c : s.cores)
-    for (size_t q = 1; q < c.workloads.size(); ++q) {
-      const sir::BufferTensor* b = own_output(c, c.workloads[q]);
-      if (!b) continue;
-      for (int j = int(q) - 1; j >= 0 && j >= int(q) - kReceiveLookBack; --j) {
-        if (!stored_wl.count(c.workloads[size_t(j)].workload_id)) continue;
-        const sir::BufferTensor* o = own_output(c, c.workloads[size_t(j)]);
-        if (o && o->address < b->address + b->size && b->address < o->address + o->size) {
-          out.store_before[{int(c.id), int(q)}] = j;
+  std::vector<const sir::BufferTensor*> outputs, stored_outputs;  // per position of the core
+  for (const auto& c : s.cores) {
+    outputs.clear(), stored_outputs.clear();
+    for (const auto& w : c.workloads) {
+      outputs.push_back(own_output(c, w));
+      stored_outputs.push_back(stored_wl.count(w.workload_id) ? outputs.back() : nullptr);
+    }
+    for (int q = 1; q < int(outputs.size()); ++q) {
+      if (!outputs[size_t(q)]) continue;
+      for (int j = q - 1; j >= 0 && j >= q - kReceiveLookBack; --j)
+        if (stored_outputs[size_t(j)] && sir::share_bytes(*stored_outputs[size_t(j)], *outputs[size_t(q)])) {
+          out.store_before[{int(c.id), q}] = j;
           break;
         }
-      }
     }
+  }
   std::map<int64_t, const sir::DramStore*> store_of;
   for (const auto& st : s.dram.in) store_of.emplace(st.transfer_id, &st);
   for (const auto& ld : s.dram.out)

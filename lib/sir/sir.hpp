@@ -154,6 +154,10 @@ struct BufferTensor {
   TensorType type = TensorType::Ifmap;
   bool operator==(const BufferTensor&) const = default;
 };
+// Whether two L2 tensors share a byte.
+inline bool share_bytes(const BufferTensor& a, const BufferTensor& b) {
+  return a.address < b.address + b.size && b.address < a.address + a.size;
+}
 
 // One entry of a weight-buffer snapshot (wl0_buffer / wl1_buffer).
 struct WeightBufferEntry {
