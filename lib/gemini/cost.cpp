@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <functional>
@@ -126,16 +127,12 @@ struct Wl {
   Binding arrival_by = Binding::Noc;
 };
 
+// A piece a workload receives from another core (its producer and bytes:
+// the piece, CostModel::Impl::pieces).
 struct Need {
-  int producer = 0;  // workload
-  int64_t bytes = 0;
-  bool direct = false;  // a data movement's piece received straight into its output tensor
-};
-
-struct Send {
-  int producer = 0, consumer = 0;  // workloads
-  int need = 0;                    // the consumer's need it serves (its place in the receive order)
-  int64_t bytes = 0;
+  int consumer = 0;  // workload
+  uint32_t piece : 31;
+  uint32_t direct : 1;  // a data movement's piece received straight into its output tensor
 };
 
 struct Wt {
@@ -158,6 +155,44 @@ struct Wt {
 struct ReservedWeight {
   int core = 0, first = 0, last = 0;
   int64_t bytes = 0;
+};
+
+// Scratch kept from one evaluation to the next (the next usually needs as
+// much) is given back when the last one used less than a quarter of it: one
+// much larger plan (a whole-plan baseline on a big chip) would otherwise
+// hold its peak through the rest of the search and irgen's build.
+constexpr size_t kScratchSlack = 4;
+constexpr size_t kScratchKeptBytes = size_t(1) << 20;  // below this, kept whatever the use
+template <class T>
+void trim_scratch(std::vector<T>& v) {
+  if (v.capacity() * sizeof(T) > kScratchKeptBytes && v.capacity() > kScratchSlack * v.size()) std::vector<T>().swap(v);
+}
+
+// An array that grows by blocks of a fixed size: appending never moves what
+// it holds (a vector's growth holds the old copy and the new at once, and
+// the pieces of a 256-core whole-plan baseline pass 16 MB), and indexing is
+// a shift and a mask. Clearing keeps the blocks (scratch).
+template <class T>
+class BlockArray {
+ public:
+  size_t size() const { return size_; }
+  T& operator[](size_t i) { return blocks_[i >> kShift][i & kMask]; }
+  const T& operator[](size_t i) const { return blocks_[i >> kShift][i & kMask]; }
+  void push_back(const T& x) {
+    if (size_ >> kShift == blocks_.size()) blocks_.push_back(std::make_unique<T[]>(kBlock));
+    (*this)[size_++] = x;
+  }
+  void clear() { size_ = 0; }
+  // Gives back the blocks past those in use when they are most of them (trim_scratch).
+  void trim() {
+    const size_t used = (size_ + kMask) >> kShift;
+    if (blocks_.size() * kBlock * sizeof(T) > kScratchKeptBytes && blocks_.size() > kScratchSlack * used) blocks_.resize(used);
+  }
+
+ private:
+  static constexpr size_t kShift = 12, kBlock = size_t(1) << kShift, kMask = kBlock - 1;
+  std::vector<std::unique_ptr<T[]>> blocks_;
+  size_t size_ = 0;
 };
 
 // The largest capacity problem of a plan: bytes over, what, and its segment.
@@ -202,7 +237,7 @@ struct CostModel::Impl {
 
   // Engine scratch, reused between evaluations.
   mutable std::vector<Wl> wls;
-  mutable std::vector<Need> needs;
+  mutable BlockArray<Need> needs;
   mutable std::vector<int> own_scratch;  // one workload's producers on its own core
   // Per layer, over its workloads in order: the running maximum of their last
   // sample and the minimum of the first sample from each on, so a reader
@@ -222,40 +257,93 @@ struct CostModel::Impl {
   };
   mutable std::vector<mapping::Box> read_region;
   mutable std::vector<std::pair<int, int>> read_pieces;  // [begin, end) in `pieces`
-  mutable std::vector<ReadPiece> pieces;
+  mutable BlockArray<ReadPiece> pieces;
+  int need_producer(int k) const { return pieces[needs[size_t(k)].piece].producer; }
+  int64_t need_bytes(int k) const { return pieces[needs[size_t(k)].piece].bytes; }
   mutable std::vector<int> needed_by;  // producer -> the last workload that pushed a need on it
   mutable std::vector<int64_t> kept_bytes_scratch;  // spill_kept: per position, kept bytes starting minus ending
   mutable std::vector<irgen::KeptTensor> kept_scratch;
-  mutable std::vector<Send> sends;
+  mutable std::vector<int> sends;  // needs, by producer (Wl::send_begin..send_end), in consumer order
   mutable std::vector<int> syncs;  // per workload (sync_begin..end): producer workloads it waits for
   mutable std::vector<Wt> wts;
   mutable std::vector<LayerCost> lcost_scratch;
 
   // Event engine scratch.
+  // An op of the timeline other than a transfer between cores: a compute, a
+  // DRAM load or store, a host step, a unit's configuration. Transfers
+  // between cores (a send and its receive) are kept apart (Xfer): a 256-core
+  // plan moves over a million of them, and each core sends one after another
+  // and receives one after another, so they are chains per core, not ops
+  // with edges of their own.
   struct Op {
-    enum Kind : uint8_t { Compute, Load, Store, Send, Recv, Host, Config } kind = Compute;
+    enum Kind : uint8_t { Compute, Load, Store, Host, Config } kind = Compute;
     int core = 0, wl = -1, weight = -1;
     int64_t bytes = 0, cycles = 0;
     double fixed = 0;            // latency before the data moves
     const Route* route = nullptr;
-    int deps = 0, partner = -1;
+    int deps = 0;
     int group = -1;              // a multicast weight load's group (mc_groups)
     int succ_begin = 0, succ_end = 0;
-    double ready = 0, start = -1, end = -1;
-    int last_dep = -1;           // the dependency that ended last
+    uint32_t stamp = 0;          // when it was made (Stamp)
+    double start = -1, end = -1;
+    int last_dep = -1;           // the dependency that ended last (a Handle)
+  };
+  // Ops and transfers are numbered by one clock as they are made, and so is
+  // each dependency: the engine begins what became ready in that order (as
+  // the queues of asm's program would), which fixes the order of events at
+  // equal times.
+  using Stamp = uint32_t;
+  // An op (>= 0) or one side of a transfer (<= -2): a need's send or
+  // receive (`needs`), or a synchronisation message's (`syncs`).
+  using Handle = int;
+  enum class Xfer : uint8_t { NeedSend, NeedRecv, SyncSend, SyncRecv };
+  static Handle xfer_handle(Xfer t, int k) { return -2 - (k * 4 + int(t)); }
+  static Xfer xfer_of(Handle h) { return Xfer((-2 - h) & 3); }
+  static int xfer_index(Handle h) { return (-2 - h) >> 2; }
+  static bool is_send(Xfer t) { return t == Xfer::NeedSend || t == Xfer::SyncSend; }
+  // Per need or synchronisation message: whether its send and receive have
+  // begun (a pair streams once both have), and a message no receive waits
+  // for (its reader loads nothing of its own).
+  enum XferFlag : uint8_t { kSendBegun = 1, kRecvBegun = 2, kUnpaired = 4 };
+  // Sends made one after another, from chain position `lo` on: each takes
+  // three ticks of the clock (itself and its two dependences).
+  struct SendRun {
+    int lo;
+    Stamp stamp;
+  };
+  // A general dependency between ops, made at `stamp`.
+  struct Edge {
+    int from, to;
+    Stamp stamp;
+  };
+  // Per workload: its ops, what its receives wait for besides the previous
+  // receive, and when the edges from its transfers to its ops were made.
+  struct WlOps {
+    int compute = -1, load = -1, store = -1;
+    int recv_after = -1;   // op its receives of needs wait for (-1: none)
+    int sync_after = -1;   // op its receives of messages wait for
+    Stamp recvs = 0;       // its first receive of a need (three ticks each, as sends)
+    Stamp syncs = 0;       // its first receive of a message
+    Stamp recv_edges = 0;  // its needs' receives -> its compute
+    Stamp sync_edges = 0;  // its messages' receives -> its load
+  };
+  // Sends made with a core's workload (chain positions lo..hi) that its
+  // next compute waits for (it writes the buffer they read).
+  struct SendFeed {
+    int lo, hi, compute;
+    Stamp stamp;
   };
   struct Flow {
-    int op = 0;
+    Handle op = 0;
+    Stamp stamp = 0;
+    const Route* route = nullptr;
     double remaining = 0, rate = 0, last = 0;
-    uint32_t version = 0;
-    bool active = false;
   };
   struct Event {
     double time;
     uint64_t seq;
     int kind;  // 0: op ends, 1: stream starts, 2: flow done, 3: op begins (after the prologue)
-    int id;
-    uint32_t version;
+    Handle id;
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
   };
   struct McGroup {
@@ -268,11 +356,20 @@ struct CostModel::Impl {
   mutable std::vector<Op> ops;
   mutable std::vector<int64_t> host_bytes;            // per host step: bytes it reads and writes
   mutable std::vector<std::vector<int>> host_inputs;  // per host step: the workloads whose stores it reads
-  mutable std::vector<std::pair<int, int>> edges;
+  mutable std::vector<Edge> edges;
   mutable std::vector<int> succ;
-  mutable std::vector<Flow> flows;
-  mutable std::vector<int> active;
-  mutable std::vector<double> left;
+  mutable std::vector<Stamp> succ_stamp;
+  mutable std::vector<WlOps> wl_ops;
+  mutable std::vector<uint8_t> need_flags, sync_flags;  // XferFlag
+  // Sends per core in program order: chains [send_begin[c], send_begin[c +
+  // 1]). (A core's receives need no list: they are its workloads' needs,
+  // then the messages of those that load, in order.)
+  mutable std::vector<Handle> send_chain;
+  mutable std::vector<int> send_begin;
+  mutable std::vector<SendFeed> send_feeds;
+  mutable std::vector<SendRun> send_runs;
+  mutable std::vector<int> sync_reader;  // per message: the workload loading the store
+  mutable std::vector<Flow> active;
   mutable std::vector<int> users;
   mutable int64_t work = 0;  // flow updates over all evaluations (CostModel::work)
   mutable std::vector<double> share;  // capacity / users of each resource, kept as flows start and end
@@ -303,6 +400,16 @@ struct CostModel::Impl {
   // multicast: group the loads of one weight slice (on a multicast architecture).
   void simulate(const Plan& plan, const std::vector<std::vector<int>>& per_core, PlanCost& pc,
                 std::vector<LayerCost>& lcost, bool detail, bool program_frame, bool multicast = true) const;
+
+  // The scratch that grows with a plan's workloads and transfers, given back
+  // where the last evaluation used little of it (trim_scratch).
+  void release_unused_scratch() const {
+    trim_scratch(wls), trim_scratch(sends), trim_scratch(syncs), trim_scratch(read_region), trim_scratch(read_pieces);
+    trim_scratch(needed_by), trim_scratch(spilled_scratch), trim_scratch(ops), trim_scratch(edges), trim_scratch(succ);
+    trim_scratch(succ_stamp), trim_scratch(wl_ops), trim_scratch(need_flags), trim_scratch(sync_flags);
+    trim_scratch(send_chain), trim_scratch(send_feeds), trim_scratch(send_runs), trim_scratch(sync_reader);
+    needs.trim(), pieces.trim();
+  }
 
   Impl(const Network& n, const arch::Architecture& arch) : net(n), a(arch), tiler(arch) {
     C = a.core_count();
@@ -858,7 +965,7 @@ void CostModel::Impl::connect_inputs(const std::vector<int>& seg_of, const std::
             needed_by[size_t(pid)] = int(id);
             // asm sends each consumer only the region it reads.
             const int64_t b = piece.bytes;
-            needs.push_back({pid, b, direct});
+            needs.push_back({int(id), uint32_t(k), direct ? 1u : 0u});
             foot += direct ? 0 : b;
             other_bytes += direct ? 0 : b;
           }
@@ -1102,6 +1209,7 @@ PlanCost CostModel::Impl::evaluate(const Plan& plan, bool detail, bool program_f
       pc.segments.push_back(std::move(sc));
     }
   }
+  release_unused_scratch();
   return pc;
 }
 
@@ -1125,7 +1233,7 @@ void CostModel::Impl::spill_kept(const std::vector<int>& seg_of, const std::vect
       // their own bytes there, so the receives overlap its compute).
       if (w.q > 0)
         for (int k = w.need_begin; k < w.need_end; ++k)
-          if (!needs[size_t(k)].direct) u[size_t(w.q) - 1] += needs[size_t(k)].bytes;
+          if (!needs[size_t(k)].direct) u[size_t(w.q) - 1] += need_bytes(k);
     }
     // Kept for a later consumer (on this core, or sent when it comes): live
     // in between too, added as differences at both ends.
@@ -1164,18 +1272,14 @@ void CostModel::Impl::spill_kept(const std::vector<int>& seg_of, const std::vect
 
 void CostModel::Impl::group_sends() const {
   std::vector<int> count(wls.size(), 0);
-  for (const Need& n : needs) ++count[size_t(n.producer)];
+  for (size_t k = 0; k < needs.size(); ++k) ++count[size_t(need_producer(int(k)))];
   int at = 0;
   for (size_t id = 0; id < wls.size(); ++id) {
     wls[id].send_begin = wls[id].send_end = at;
     at += count[id];
   }
   sends.resize(size_t(at));
-  for (size_t id = 0; id < wls.size(); ++id)
-    for (int k = wls[id].need_begin; k < wls[id].need_end; ++k) {
-      Wl& pw = wls[size_t(needs[size_t(k)].producer)];
-      sends[size_t(pw.send_end++)] = {needs[size_t(k)].producer, int(id), k, needs[size_t(k)].bytes};
-    }
+  for (size_t k = 0; k < needs.size(); ++k) sends[size_t(wls[size_t(need_producer(int(k)))].send_end++)] = int(k);
 }
 
 bool CostModel::Impl::place_weights(const Plan& plan, const std::vector<std::vector<int>>& per_core,
@@ -1310,31 +1414,31 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   lcost.assign(net.layers.size(), LayerCost{});
   ops.clear();
   edges.clear();
+  send_chain.clear();
+  send_begin.assign(size_t(C) + 1, 0);
+  send_feeds.clear();
+  wl_ops.assign(wls.size(), WlOps{});
+  need_flags.assign(needs.size(), 0);
+  sync_flags.assign(syncs.size(), 0);
+  send_runs.clear();
+  send_chain.reserve(needs.size() + syncs.size());
+  Stamp clock = 0;
+  Stamp run_end = 0;  // the clock after the last send
+  size_t recvs = needs.size();  // receives: of every need, and of the messages of workloads that load
   auto op = [&](Op::Kind k, int core, int wl) {
     Op o;
     o.kind = k, o.core = core, o.wl = wl;
+    o.stamp = clock++;
     ops.push_back(o);
     return int(ops.size()) - 1;
   };
   auto edge = [&](int from, int to) {
-    if (from >= 0 && to >= 0) edges.emplace_back(from, to);
+    if (from >= 0 && to >= 0) edges.push_back({from, to, clock++});
   };
-  std::vector<int> compute_of(wls.size(), -1), weight_op(wts.size(), -1);
-  std::vector<int> recv_of(needs.size(), -1);  // per need
-  std::vector<int> send_of(sends.size(), -1);
+  std::vector<int> weight_op(wts.size(), -1);
   // Weights by the workload that issues them.
   std::vector<std::vector<int>> issued(wls.size());
   for (size_t i = 0; i < wts.size(); ++i) issued[size_t(per_core[size_t(wts[i].core)][size_t(wts[i].issue)])].push_back(int(i));
-  // Needs of a workload -> index of the send that serves each.
-  std::vector<int> need_send(needs.size(), -1);
-  for (size_t si = 0; si < sends.size(); ++si) {
-    const Wl& cw = wls[size_t(sends[si].consumer)];
-    for (int k = cw.need_begin; k < cw.need_end; ++k)
-      if (needs[size_t(k)].producer == sends[si].producer && need_send[size_t(k)] < 0) {
-        need_send[size_t(k)] = int(si);
-        break;
-      }
-  }
 
   // Stores another core loads back: the storing core sends that core a
   // one-pixel message once the store is done, in global workload order, and
@@ -1342,13 +1446,13 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   // Message k (an entry of `syncs`) goes from the producer syncs[k] to the
   // workload whose sync range holds k.
   std::vector<std::vector<std::pair<int, int>>> readers_of(wls.size());  // producer -> (reader, k)
+  sync_reader.assign(syncs.size(), -1);
   for (size_t id = 0; id < wls.size(); ++id)
-    for (int k = wls[id].sync_begin; k < wls[id].sync_end; ++k)
+    for (int k = wls[id].sync_begin; k < wls[id].sync_end; ++k) {
       readers_of[size_t(syncs[size_t(k)])].emplace_back(int(id), k);
-  std::vector<int> sync_send(syncs.size(), -1), sync_recv(syncs.size(), -1);  // message -> op
+      sync_reader[size_t(k)] = int(id);
+    }
   const int64_t sync_bytes = timing::activation_bytes(a, 1, 1, 1, 1, 1);
-  std::vector<int> store_op(wls.size(), -1);
-  std::vector<int> load_of(wls.size(), -1);  // a workload's load of its DRAM inputs
   // Inputs loaded ahead (Wl::early_head): issued_early: workload -> readers
   // whose loads it issues, early_load: reader -> that load.
   std::vector<std::vector<int>> issued_early(wls.size());
@@ -1358,29 +1462,31 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       issued_early[size_t(per_core[size_t(wls[id].core)][size_t(wls[id].early_head)])].push_back(int(id));
 
   for (int c = 0; c < C; ++c) {
-    int prev_compute = -1, prev_dram = -1, prev_si = -1, prev_so_first = -1, prev_so_last = -1, prev_so = -1;
+    send_begin[size_t(c)] = int(send_chain.size());
+    int prev_compute = -1, prev_dram = -1;
     int prev2_compute = -1;  // the compute before prev_compute
+    int prev_so_first = -1, prev_so_last = -1;  // the previous workload's own sends (chain positions)
     // Per unit (PE, VP): its last compute, layer and configuration.
     std::array<int, 2> unit_compute{-1, -1}, unit_layer{-1, -1};
     std::array<std::optional<timing::UnitConfig>, 2> unit_config;
     int pending_store = -1;  // workload whose store goes in the next block
     // (reader, k) whose store is made; a reader's messages are sorted by producer, so this is reader, producer order.
     std::vector<std::pair<int, int>> ready_syncs;
+    // A send (after the previous send of this core and what it reads): its
+    // place in the core's chain.
+    auto send = [&](Xfer t, int k) {
+      const int pos = int(send_chain.size());
+      if (send_runs.empty() || clock != run_end) send_runs.push_back({pos, clock});
+      clock += 3;
+      run_end = clock;
+      send_chain.push_back(xfer_handle(t, k));
+      return pos;
+    };
     auto emit_syncs = [&](int before) {
       std::stable_sort(ready_syncs.begin(), ready_syncs.end());
       size_t n = 0;
       while (n < ready_syncs.size() && ready_syncs[n].first < before) ++n;
-      for (size_t i = 0; i < n; ++i) {
-        auto [reader, k] = ready_syncs[i];
-        const int producer = syncs[size_t(k)];
-        int o = op(Op::Send, c, producer);
-        ops[size_t(o)].bytes = sync_bytes;
-        ops[size_t(o)].route = &core_route(c, wls[size_t(reader)].core);
-        edge(store_op[size_t(producer)], o);  // it reads the stored range
-        edge(prev_so, o);
-        prev_so = o;
-        sync_send[size_t(k)] = o;
-      }
+      for (size_t i = 0; i < n; ++i) send(Xfer::SyncSend, ready_syncs[i].second);
       ready_syncs.erase(ready_syncs.begin(), ready_syncs.begin() + std::ptrdiff_t(n));
     };
 
@@ -1400,7 +1506,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     // gone (asm keeps one global order of readers, and for one reader the
     // order of its receives): after each workload, those whose reader comes
     // before the core's next workload go.
-    using PendingSend = std::tuple<int, int, int>;  // (consumer, need, send), sent in this order
+    using PendingSend = std::pair<int, int>;  // (consumer, need), sent in this order
     std::priority_queue<PendingSend, std::vector<PendingSend>, std::greater<>> pending_sends;
     // The LW queue issues in order: a streamed workload's tile loads (L2 ->
     // weight buffer) wait behind the DRAM -> weight buffer loads issued in
@@ -1411,6 +1517,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     for (size_t qi = 0; qi < mine.size(); ++qi) {
       const int id = mine[qi];
       const Wl& w = wls[size_t(id)];
+      WlOps& wo = wl_ops[size_t(id)];
       const int lw_before = lw_tail;
       std::vector<int> own;
       for (int wi : issued[size_t(id)])
@@ -1418,7 +1525,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
           own.push_back(weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
       if (pending_store >= 0) {
         const Wl& pw = wls[size_t(pending_store)];
-        store_op[size_t(pending_store)] = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
+        wl_ops[size_t(pending_store)].store = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
         for (const auto& rk : readers_of[size_t(pending_store)]) ready_syncs.push_back(rk);
         pending_store = -1;
       }
@@ -1428,40 +1535,32 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       // bytes; asm queues them before the messages of stores this workload
       // loads back (a producer sends its data before such a message, so the
       // other order could wait in a cycle).
-      std::vector<int> recvs;
-      for (int k = w.need_begin; k < w.need_end; ++k) {
-        int o = op(Op::Recv, c, id);
-        ops[size_t(o)].bytes = needs[size_t(k)].bytes;
-        edge(prev_si, o);
-        // (A data movement's piece lands in its output tensor, which irgen
-        // places from this workload on; asm's receive still runs ahead of
-        // the previous compute as far as its L2 bytes allow, measured as
-        // for the other receives.) Where irgen placed the buffers, after
-        // what last used their bytes.
-        edge(w.receive_after == -2   ? prev2_compute
-             : w.receive_after >= 0 ? compute_of[size_t(mine[size_t(w.receive_after)])]
-                                    : -1,
-             o);
-        prev_si = o;
-        recv_of[size_t(k)] = o;
-        recvs.push_back(o);
-      }
+      // (A data movement's piece lands in its output tensor, which irgen
+      // places from this workload on; asm's receive still runs ahead of
+      // the previous compute as far as its L2 bytes allow, measured as
+      // for the other receives.) Where irgen placed the buffers, after
+      // what last used their bytes.
+      wo.recv_after = w.receive_after == -2   ? prev2_compute
+                      : w.receive_after >= 0 ? wl_ops[size_t(mine[size_t(w.receive_after)])].compute
+                                             : -1;
+      wo.recvs = clock;
+      clock += 3 * Stamp(w.need_end - w.need_begin);  // each after the previous receive and what it waits for
       const bool loaded_ahead = early_load[size_t(id)] >= 0;
       const int64_t own_bytes = w.dram_bytes - (loaded_ahead ? w.early_bytes : 0);
       if (own_bytes > 0) {
         // Waits for the storing cores' messages first.
-        for (int k = w.sync_begin; k < w.sync_end; ++k) {
-          int o = op(Op::Recv, c, id);
-          ops[size_t(o)].bytes = sync_bytes;
-          edge(prev_si, o);
-          edge(prev_compute, o);
-          prev_si = o;
-          sync_recv[size_t(k)] = o;
-        }
+        wo.sync_after = prev_compute;
+        wo.syncs = clock;
+        clock += 3 * Stamp(w.sync_end - w.sync_begin);
+        recvs += size_t(w.sync_end - w.sync_begin);
         int ld = dram(Op::Load, id, -1, own_bytes, w.dram_pieces - (loaded_ahead ? w.early_pieces : 0), w.in_channel);
-        load_of[size_t(id)] = ld;
-        for (int k = w.sync_begin; k < w.sync_end; ++k) edge(sync_recv[size_t(k)], ld);
+        wo.load = ld;
+        ops[size_t(ld)].deps += w.sync_end - w.sync_begin;
+        wo.sync_edges = clock;
+        clock += Stamp(w.sync_end - w.sync_begin);
         own.push_back(ld);
+      } else {
+        for (int k = w.sync_begin; k < w.sync_end; ++k) sync_flags[size_t(k)] |= kUnpaired;
       }
       if (loaded_ahead) own.push_back(early_load[size_t(id)]);
       for (int wi : issued[size_t(id)])
@@ -1470,10 +1569,10 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
                             dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
       int cmp = op(Op::Compute, c, id);
       ops[size_t(cmp)].cycles = w.cycles;
-      compute_of[size_t(id)] = cmp;
+      wo.compute = cmp;
       edge(prev_compute, cmp);
       if (w.weight >= 0 && !wts[size_t(w.weight)].direct) edge(lw_before, cmp);
-      if (w.store_before >= 0) edge(store_op[size_t(mine[size_t(w.store_before)])], cmp);
+      if (w.store_before >= 0) edge(wl_ops[size_t(mine[size_t(w.store_before)])].store, cmp);
       if (program_frame) {
         // A layer's configuration instructions run in its unit's queue as soon
         // as the unit's previous instruction is done, before its inputs come.
@@ -1490,11 +1589,15 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         unit_compute[unit] = cmp, unit_layer[unit] = w.layer;
       }
       for (int o : own) edge(o, cmp);
-      for (int o : recvs) edge(o, cmp);
+      ops[size_t(cmp)].deps += w.need_end - w.need_begin;
+      wo.recv_edges = clock;
+      clock += Stamp(w.need_end - w.need_begin);
       // The previous workload's sends still read the buffer this one writes.
-      if (prev_so_first >= 0)
-        for (int o = prev_so_first; o <= prev_so_last; ++o)
-          if (ops[size_t(o)].kind == Op::Send && ops[size_t(o)].core == c) edge(o, cmp);
+      if (prev_so_first >= 0) {
+        ops[size_t(cmp)].deps += prev_so_last - prev_so_first + 1;
+        send_feeds.push_back({prev_so_first, prev_so_last, cmp, clock});
+        clock += Stamp(prev_so_last - prev_so_first + 1);
+      }
       prev_so_first = prev_so_last = -1;
       // Inputs of later workloads loaded ahead here, then weights issued
       // here for later workloads.
@@ -1507,23 +1610,18 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
           weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel);
           if (wts[size_t(wi)].direct) lw_tail = weight_op[size_t(wi)];
         }
-      for (int si = w.send_begin; si < w.send_end; ++si)
-        pending_sends.emplace(sends[size_t(si)].consumer, sends[size_t(si)].need, si);
+      for (int si = w.send_begin; si < w.send_end; ++si) {
+        const int k = sends[size_t(si)];
+        pending_sends.emplace(needs[size_t(k)].consumer, k);
+      }
       const int next = qi + 1 < mine.size() ? mine[qi + 1] : std::numeric_limits<int>::max();
-      while (!pending_sends.empty() && std::get<0>(pending_sends.top()) < next) {
-        const auto [consumer, need, si] = pending_sends.top();
+      while (!pending_sends.empty() && pending_sends.top().first < next) {
+        const auto [consumer, k] = pending_sends.top();
         pending_sends.pop();
-        const int producer = sends[size_t(si)].producer;
         emit_syncs(consumer);
-        int o = op(Op::Send, c, producer);
-        ops[size_t(o)].bytes = sends[size_t(si)].bytes;
-        ops[size_t(o)].route = &core_route(c, wls[size_t(sends[size_t(si)].consumer)].core);
-        edge(compute_of[size_t(producer)], o);
-        edge(prev_so, o);
-        prev_so = o;
-        send_of[size_t(si)] = o;
+        const int o = send(Xfer::NeedSend, k);
         // Only this workload's own sends read a buffer the next one may reuse.
-        if (producer != id) continue;
+        if (need_producer(k) != id) continue;
         if (prev_so_first < 0) prev_so_first = o;
         prev_so_last = o;
       }
@@ -1533,11 +1631,12 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     }
     if (pending_store >= 0) {
       const Wl& pw = wls[size_t(pending_store)];
-      store_op[size_t(pending_store)] = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
+      wl_ops[size_t(pending_store)].store = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
       for (const auto& rk : readers_of[size_t(pending_store)]) ready_syncs.push_back(rk);
     }
     emit_syncs(std::numeric_limits<int>::max());
   }
+  send_begin[size_t(C)] = int(send_chain.size());
   // Host steps: after the stores of their inputs, one at a time (one host),
   // before the loads of their results (the ct_hs / ct_hw round trip).
   {
@@ -1547,34 +1646,20 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       int o = op(Op::Host, 0, -1);
       ops[size_t(o)].cycles = timing::host_cycles(a, net.host_steps[k].ops, host_bytes[k]);
       ops[size_t(o)].bytes = host_bytes[k];
-      for (int pid : host_inputs[k]) edge(store_op[size_t(pid)], o);
+      for (int pid : host_inputs[k]) edge(wl_ops[size_t(pid)].store, o);
       edge(prev_host, o);
       prev_host = host_op[k] = o;
     }
     for (size_t id = 0; id < wls.size(); ++id)
-      for (int k : wls[id].host_steps) edge(host_op[size_t(k)], load_of[id]);
+      for (int k : wls[id].host_steps) edge(host_op[size_t(k)], wl_ops[id].load);
   }
-  for (size_t k = 0; k < syncs.size(); ++k) {
-    const int snd = sync_send[k], rcv = sync_recv[k];
-    if (snd < 0 || rcv < 0) continue;
-    ops[size_t(snd)].partner = rcv;
-    ops[size_t(rcv)].partner = snd;
-    ops[size_t(rcv)].route = ops[size_t(snd)].route;
-  }
-  // Compute waits for its weights wherever they were issued; pair transfers.
+  // Compute waits for its weights wherever they were issued.
   for (size_t id = 0; id < wls.size(); ++id)
     if (wls[id].weight >= 0) {
       int wo = weight_op[size_t(wls[id].weight)];
       // Issued in the same workload or earlier: the edge may already exist (harmless).
-      edge(wo, compute_of[id]);
+      edge(wo, wl_ops[id].compute);
     }
-  for (size_t k = 0; k < needs.size(); ++k) {
-    int r = recv_of[k], snd = need_send[k] >= 0 ? send_of[size_t(need_send[k])] : -1;
-    if (r < 0 || snd < 0) continue;
-    ops[size_t(r)].partner = snd;
-    ops[size_t(snd)].partner = r;
-    ops[size_t(r)].route = ops[size_t(snd)].route;
-  }
   // Multicast: the loads several cores make of the same weights are one
   // group (asm's multicast pass merges them): it starts when its last member
   // is ready, one stream over the tree (mc_groups).
@@ -1610,27 +1695,151 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       mc_groups.push_back(std::move(g));
     }
   }
-  // Successor lists.
-  std::vector<int> count(ops.size() + 1, 0);
-  for (auto [f, t] : edges) ++count[size_t(f)], ++ops[size_t(t)].deps;
-  int at = 0;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    ops[i].succ_begin = ops[i].succ_end = at;
-    at += count[i];
+  // Successor lists (in the order the dependencies were made).
+  {
+    std::vector<int> count(ops.size() + 1, 0);
+    for (const Edge& e : edges) ++count[size_t(e.from)], ++ops[size_t(e.to)].deps;
+    int at = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      ops[i].succ_begin = ops[i].succ_end = at;
+      at += count[i];
+    }
+    succ.resize(size_t(at));
+    succ_stamp.resize(size_t(at));
+    for (const Edge& e : edges) {
+      const int k = ops[size_t(e.from)].succ_end++;
+      succ[size_t(k)] = e.to, succ_stamp[size_t(k)] = e.stamp;
+    }
   }
-  succ.assign(size_t(at), 0);
-  for (auto [f, t] : edges) succ[size_t(ops[size_t(f)].succ_end++)] = t;
+
+  // ---- the transfers
+  // Either side of a transfer: its core, bytes, workload, partner, stamp,
+  // and what it waits for besides the one before it in its core's chain.
+  auto xfer_core = [&](Handle h) {
+    const int k = xfer_index(h);
+    switch (xfer_of(h)) {
+      case Xfer::NeedSend: return wls[size_t(need_producer(k))].core;
+      case Xfer::NeedRecv: return wls[size_t(needs[size_t(k)].consumer)].core;
+      case Xfer::SyncSend: return wls[size_t(syncs[size_t(k)])].core;
+      case Xfer::SyncRecv: break;
+    }
+    return wls[size_t(sync_reader[size_t(k)])].core;
+  };
+  auto xfer_bytes = [&](Handle h) {
+    const Xfer t = xfer_of(h);
+    return t == Xfer::NeedSend || t == Xfer::NeedRecv ? need_bytes(xfer_index(h)) : sync_bytes;
+  };
+  auto xfer_wl = [&](Handle h) {
+    const int k = xfer_index(h);
+    switch (xfer_of(h)) {
+      case Xfer::NeedSend: return need_producer(k);
+      case Xfer::NeedRecv: return needs[size_t(k)].consumer;
+      case Xfer::SyncSend: return syncs[size_t(k)];
+      case Xfer::SyncRecv: break;
+    }
+    return sync_reader[size_t(k)];
+  };
+  auto flags = [&](Handle h) -> uint8_t& {
+    const Xfer t = xfer_of(h);
+    return (t == Xfer::NeedSend || t == Xfer::NeedRecv ? need_flags : sync_flags)[size_t(xfer_index(h))];
+  };
+  // The receive's side of a pair, or the send's; -1: a message no receive waits for.
+  auto partner = [&](Handle h) -> Handle {
+    const int k = xfer_index(h);
+    switch (xfer_of(h)) {
+      case Xfer::NeedSend: return xfer_handle(Xfer::NeedRecv, k);
+      case Xfer::NeedRecv: return xfer_handle(Xfer::NeedSend, k);
+      case Xfer::SyncSend: return sync_flags[size_t(k)] & kUnpaired ? -1 : xfer_handle(Xfer::SyncRecv, k);
+      case Xfer::SyncRecv: break;
+    }
+    return xfer_handle(Xfer::SyncSend, k);
+  };
+  // When the send at a chain position was made, and an op or receive.
+  auto send_stamp = [&](int pos) {
+    const auto run = std::upper_bound(send_runs.begin(), send_runs.end(), pos,
+                                      [](int p, const SendRun& r) { return p < r.lo; }) - 1;
+    return run->stamp + 3 * Stamp(pos - run->lo);
+  };
+  auto stamp_of = [&](Handle h) {
+    if (h >= 0) return ops[size_t(h)].stamp;
+    const int k = xfer_index(h);
+    if (xfer_of(h) == Xfer::NeedRecv) {
+      const int w = needs[size_t(k)].consumer;
+      return wl_ops[size_t(w)].recvs + 3 * Stamp(k - wls[size_t(w)].need_begin);
+    }
+    const int w = sync_reader[size_t(k)];
+    return wl_ops[size_t(w)].syncs + 3 * Stamp(k - wls[size_t(w)].sync_begin);
+  };
+  // A pair's route: from the sender's core to the receiver's.
+  auto xfer_route = [&](Handle h) -> const Route& {
+    const Handle s = is_send(xfer_of(h)) ? h : partner(h);
+    const int k = xfer_index(s);
+    const int to = xfer_of(s) == Xfer::NeedSend ? needs[size_t(k)].consumer : sync_reader[size_t(k)];
+    return core_route(xfer_core(s), wls[size_t(to)].core);
+  };
+  auto route_of = [&](Handle h) -> const Route* { return h >= 0 ? ops[size_t(h)].route : &xfer_route(h); };
+  // What a side waits for besides the one before it in its core's chain (an
+  // op; -1: nothing): the producer's compute, the op a workload's receives
+  // wait for (Wl::receive_after), the store a message reports, the compute
+  // before a workload that loads.
+  auto trigger = [&](Handle h) {
+    const int k = xfer_index(h);
+    switch (xfer_of(h)) {
+      case Xfer::NeedSend: return wl_ops[size_t(need_producer(k))].compute;
+      case Xfer::NeedRecv: return wl_ops[size_t(needs[size_t(k)].consumer)].recv_after;
+      case Xfer::SyncSend: return wl_ops[size_t(syncs[size_t(k)])].store;
+      case Xfer::SyncRecv: break;
+    }
+    return wl_ops[size_t(sync_reader[size_t(k)])].sync_after;
+  };
+  auto trigger_done = [&](Handle h) {
+    const int t = trigger(h);
+    return t < 0 || ops[size_t(t)].end >= 0;
+  };
+  // A core's receive at or after `at` (its position on the core, and among
+  // that workload's receives), -1 when none is left.
+  struct RecvAt {
+    int q = 0, j = 0;
+  };
+  auto recv_at = [&](int c, RecvAt& at) -> Handle {
+    const auto& mine = per_core[size_t(c)];
+    for (; at.q < int(mine.size()); ++at.q, at.j = 0) {
+      const int id = mine[size_t(at.q)];
+      const Wl& w = wls[size_t(id)];
+      const int n = w.need_end - w.need_begin;
+      if (at.j < n) return xfer_handle(Xfer::NeedRecv, w.need_begin + at.j);
+      if (wl_ops[size_t(id)].load >= 0 && at.j - n < w.sync_end - w.sync_begin)
+        return xfer_handle(Xfer::SyncRecv, w.sync_begin + at.j - n);
+    }
+    return -1;
+  };
+  // Per core and chain (sends, receives): the next to begin, and whether the
+  // one before it is still running.
+  std::vector<int> send_next(send_begin.begin(), send_begin.end() - 1);
+  std::vector<RecvAt> recv_next(static_cast<size_t>(C));
+  std::vector<char> send_busy(size_t(C), 0), recv_busy(size_t(C), 0);
+  // Sends' times, for the timeline (detail).
+  std::vector<std::pair<double, double>> need_send_time, sync_send_time;
+  if (detail) {
+    need_send_time.assign(needs.size(), {-1.0, -1.0});
+    sync_send_time.assign(syncs.size(), {-1.0, -1.0});
+  }
+  auto send_time = [&](Handle h) -> std::pair<double, double>& {
+    return (xfer_of(h) == Xfer::NeedSend ? need_send_time : sync_send_time)[size_t(xfer_index(h))];
+  };
+  double xfer_end = -1;  // the latest end of a transfer (-1: none ended)
 
   // ---- run
-  flows.clear();
   active.clear();
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events;
   uint64_t seq = 0;
   double now = 0;
-  auto push = [&](double t, int kind, int id, uint32_t version = 0) { events.push(Event{t, seq++, kind, id, version}); };
+  auto push = [&](double t, int kind, Handle id) { events.push(Event{t, seq++, kind, id}); };
+  // The earliest end of a flow, as the shares stand (kept apart: each change
+  // of the shares replaces it).
+  std::optional<Event> flow_done;
   auto advance = [&]() {
-    for (int f : active) {
-      Flow& x = flows[size_t(f)];
+    for (Flow& x : active) {
       x.remaining = std::max(0.0, x.remaining - x.rate * (now - x.last));
       x.last = now;
     }
@@ -1645,34 +1854,55 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
     share[size_t(r)] = users[size_t(r)] > 0 ? capacity[size_t(r)] / double(users[size_t(r)])
                                             : std::numeric_limits<double>::infinity();
   };
-  uint32_t epoch = 0;
   auto reallocate = [&]() {
     work += int64_t(active.size()) + 1;
     double first = std::numeric_limits<double>::infinity();
-    for (int f : active) {
-      Flow& x = flows[size_t(f)];
+    for (Flow& x : active) {
       double rate = std::numeric_limits<double>::infinity();
-      for (int r : ops[size_t(x.op)].route->resources) rate = std::min(rate, share[size_t(r)]);
+      for (int r : x.route->resources) rate = std::min(rate, share[size_t(r)]);
       x.rate = std::isfinite(rate) ? rate : a.noc.link_bytes_per_cycle;
       first = std::min(first, now + x.remaining / x.rate);
     }
-    ++epoch;
-    if (std::isfinite(first)) push(first, 2, -1, epoch);
+    flow_done.reset();
+    if (std::isfinite(first)) flow_done = Event{first, seq++, 2, -1};
   };
-  auto start_stream = [&](int o) {
+  auto start_stream = [&](Handle o, int64_t bytes, const Route* route) {
     advance();
     Flow fl;
     fl.op = o;
-    fl.remaining = double(ops[size_t(o)].bytes);
+    // (A send streams while it runs, the last begun on its core.)
+    fl.stamp = o >= 0 ? ops[size_t(o)].stamp : send_stamp(send_next[size_t(xfer_core(o))] - 1);
+    fl.route = route;
+    fl.remaining = double(bytes);
     fl.last = now;
-    fl.active = true;
-    flows.push_back(fl);
-    active.push_back(int(flows.size()) - 1);
-    for (int r : ops[size_t(o)].route->resources) use(r, +1);
+    active.push_back(fl);
+    for (int r : route->resources) use(r, +1);
     reallocate();
   };
-  std::function<void(int)> finish;
-  auto begin = [&](int o) {
+  // A transfer's side begins (it heads its core's chain): the pair streams
+  // once both sides have begun.
+  auto begin_xfer = [&](Handle h) {
+    const Xfer t = xfer_of(h);
+    const int c = xfer_core(h);
+    uint8_t& st = flags(h);
+    if (is_send(t)) {
+      st |= kSendBegun, ++send_next[size_t(c)], send_busy[size_t(c)] = 1;
+      if (detail) send_time(h).first = now;
+    } else {
+      st |= kRecvBegun, ++recv_next[size_t(c)].j, recv_busy[size_t(c)] = 1;  // (it heads the chain)
+    }
+    const Handle p = partner(h);
+    if (p == -1) {  // a message no receive waits for: done at once
+      push(now, 0, h);
+      return;
+    }
+    if (!(st & (is_send(t) ? kRecvBegun : kSendBegun))) return;  // waits for its partner
+    // As zebusim: the bytes stream at once; the sender is done with the
+    // last byte, the receiver the route's latency later.
+    push(now, 1, is_send(t) ? h : p);
+  };
+  auto begin = [&](Handle o) {
+    if (o < 0) return begin_xfer(o);
     Op& x = ops[size_t(o)];
     x.start = now;
     switch (x.kind) {
@@ -1692,51 +1922,109 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         push(now + x.fixed, 1, o);
         break;
       case Op::Store: push(now + x.fixed, 1, o); break;
-      case Op::Send:
-      case Op::Recv: {
-        if (x.partner < 0) {  // unpaired (cannot happen): ends at once
-          push(now, 0, o);
-          break;
-        }
-        Op& p = ops[size_t(x.partner)];
-        if (p.start < 0) break;  // waits for its partner
-        // As zebusim: the bytes stream at once; the sender is done with the
-        // last byte, the receiver the route's latency later.
-        push(now, 1, x.kind == Op::Send ? o : x.partner);
-        break;
-      }
     }
   };
   // A send's bytes are all out: its receive ends the route's latency later.
-  auto receive_after_latency = [&](int snd) {
-    const Op& x = ops[size_t(snd)];
-    push(now + double(x.route ? x.route->latency : 0), 0, x.partner);
+  auto receive_after_latency = [&](Handle snd) { push(now + double(xfer_route(snd).latency), 0, partner(snd)); };
+  // An op that `from` was the last to wait for begins.
+  auto dependency_done = [&](Handle from, int to) {
+    Op& y = ops[size_t(to)];
+    y.last_dep = from;
+    if (--y.deps == 0) begin(to);
   };
-  finish = [&](int o) {
+  // What waits for `h`, in the order the dependencies were made: the next
+  // in its chain (made with it) and the op it feeds.
+  auto finish_xfer = [&](Handle h) {
+    const Xfer t = xfer_of(h);
+    const int c = xfer_core(h);
+    xfer_end = std::max(xfer_end, now);
+    if (detail && is_send(t)) send_time(h).second = now;
+    int feeds = -1;
+    Stamp feed_stamp = 0;
+    Handle next = -1;
+    Stamp next_stamp = 0;
+    if (is_send(t)) {
+      send_busy[size_t(c)] = 0;
+      const int pos = send_next[size_t(c)] - 1;
+      auto f = std::upper_bound(send_feeds.begin(), send_feeds.end(), pos,
+                                [](int p, const SendFeed& s) { return p < s.lo; });
+      if (f != send_feeds.begin() && (f - 1)->hi >= pos) feeds = (f - 1)->compute, feed_stamp = (f - 1)->stamp;
+      if (send_next[size_t(c)] < send_begin[size_t(c) + 1])
+        next = send_chain[size_t(send_next[size_t(c)])], next_stamp = send_stamp(send_next[size_t(c)]);
+    } else {
+      recv_busy[size_t(c)] = 0;
+      const WlOps& wo = wl_ops[size_t(xfer_wl(h))];
+      if (t == Xfer::NeedRecv)
+        feeds = wo.compute, feed_stamp = wo.recv_edges;
+      else
+        feeds = wo.load, feed_stamp = wo.sync_edges;
+      next = recv_at(c, recv_next[size_t(c)]);
+      if (next != -1) next_stamp = stamp_of(next);
+    }
+    const bool next_first = next != -1 && (feeds < 0 || next_stamp < feed_stamp);
+    if (next_first && trigger_done(next)) begin_xfer(next);
+    if (feeds >= 0) dependency_done(h, feeds);
+    if (!next_first && next != -1 && trigger_done(next)) begin_xfer(next);
+  };
+  // What waits for op `o`: its successors, and the heads of its core's
+  // chains that wait for it last, in the order the dependencies were made.
+  auto finish = [&](Handle o) {
+    if (o < 0) return finish_xfer(o);
     Op& x = ops[size_t(o)];
     x.end = now;
-    for (int k = x.succ_begin; k < x.succ_end; ++k) {
-      Op& y = ops[size_t(succ[size_t(k)])];
-      if (now >= y.ready) y.ready = now, y.last_dep = o;
-      if (--y.deps == 0) begin(succ[size_t(k)]);
+    std::array<std::pair<Stamp, Handle>, 2> heads;
+    size_t n = 0;
+    if (x.kind == Op::Compute || x.kind == Op::Store) {
+      const size_t c = size_t(x.core);
+      if (!send_busy[c] && send_next[c] < send_begin[c + 1] && trigger(send_chain[size_t(send_next[c])]) == o)
+        heads[n++] = {send_stamp(send_next[c]), send_chain[size_t(send_next[c])]};
+      if (const Handle h = recv_busy[c] ? -1 : recv_at(int(c), recv_next[c]); h != -1 && trigger(h) == o)
+        heads[n++] = {stamp_of(h), h};
+      if (n == 2 && heads[1].first < heads[0].first) std::swap(heads[0], heads[1]);
     }
+    size_t hi = 0;
+    for (int k = x.succ_begin; k < x.succ_end; ++k) {
+      while (hi < n && heads[hi].first < succ_stamp[size_t(k)]) begin_xfer(heads[hi++].second);
+      dependency_done(o, succ[size_t(k)]);
+    }
+    while (hi < n) begin_xfer(heads[hi++].second);
   };
   // The load queue of every core waits for its control prologue (ct_st,
   // ct_bc); weights loaded straight into the weight buffer do not (asm's
-  // tokens), so a weight-bound start overlaps it.
+  // tokens), so a weight-bound start overlaps it. A core's first receive
+  // may wait for nothing.
   const double prologue = program_frame ? double(timing::program_prologue_cycles(a)) : 0.0;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    if (ops[i].deps != 0) continue;
-    const bool direct_weight = ops[i].weight >= 0 && wts[size_t(ops[i].weight)].direct;
-    if (ops[i].kind == Op::Load && !direct_weight)
-      push(prologue, 3, int(i));
-    else
-      begin(int(i));
+  {
+    std::vector<Handle> first_recvs;
+    for (int c = 0; c < C; ++c)
+      if (const Handle h = recv_at(c, recv_next[size_t(c)]); h != -1 && trigger(h) < 0) first_recvs.push_back(h);
+    size_t r = 0;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      while (r < first_recvs.size() && stamp_of(first_recvs[r]) < ops[i].stamp) begin_xfer(first_recvs[r++]);
+      if (ops[i].deps != 0) continue;
+      const bool direct_weight = ops[i].weight >= 0 && wts[size_t(ops[i].weight)].direct;
+      if (ops[i].kind == Op::Load && !direct_weight)
+        push(prologue, 3, int(i));
+      else
+        begin(int(i));
+    }
+    while (r < first_recvs.size()) begin_xfer(first_recvs[r++]);
   }
+  // A send's stream, or a DRAM transfer's.
+  auto stream = [&](Handle h) {
+    if (h >= 0) return std::make_pair(ops[size_t(h)].bytes, ops[size_t(h)].route);
+    return std::make_pair(xfer_bytes(h), &xfer_route(h));
+  };
   size_t done = 0;
-  while (!events.empty()) {
-    Event e = events.top();
-    events.pop();
+  while (!events.empty() || flow_done) {
+    Event e;
+    if (flow_done && (events.empty() || events.top() > *flow_done)) {
+      e = *flow_done;
+      flow_done.reset();
+    } else {
+      e = events.top();
+      events.pop();
+    }
     now = e.time;
     switch (e.kind) {
       case 0:
@@ -1746,37 +2034,35 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
         begin(e.id);
         break;
       case 1: {
-        Op& x = ops[size_t(e.id)];
-        if (x.bytes <= 0 || !x.route) {
+        const auto [bytes, route] = stream(e.id);
+        if (bytes <= 0 || !route) {
           finish(e.id), ++done;
-          if (x.partner >= 0 && (x.kind == Op::Send || x.kind == Op::Recv)) receive_after_latency(e.id);
+          if (e.id < 0 && partner(e.id) != -1) receive_after_latency(e.id);
         } else {
-          start_stream(e.id);
+          start_stream(e.id, bytes, route);
         }
         break;
       }
       case 2: {
-        if (e.version != epoch) break;  // superseded by a later reallocation
         advance();
         // Every flow done by now (within a byte) ends; so does one whose end
         // rounds to now (late in a long run a double cannot step by its
         // last bytes' time, and waiting for it would never end).
-        std::vector<int> ended;
+        std::vector<std::pair<Stamp, Handle>> ended;
         for (size_t k = 0; k < active.size();) {
-          Flow& f = flows[size_t(active[k])];
+          Flow& f = active[k];
           if (f.remaining <= 0.5 || now + f.remaining / f.rate <= now) {
-            f.active = false;
-            ended.push_back(f.op);
-            for (int r : ops[size_t(f.op)].route->resources) use(r, -1);
+            ended.emplace_back(f.stamp, f.op);
+            for (int r : f.route->resources) use(r, -1);
             active[k] = active.back();
             active.pop_back();
           } else {
             ++k;
           }
         }
-        std::sort(ended.begin(), ended.end());
-        for (int o : ended) {
-          if (ops[size_t(o)].group >= 0) {
+        std::sort(ended.begin(), ended.end());  // in the order they were made
+        for (const auto& [stamp, o] : ended) {
+          if (o >= 0 && ops[size_t(o)].group >= 0) {
             // Each member ends when the bytes have come its own way.
             const McGroup& g = mc_groups[size_t(ops[size_t(o)].group)];
             for (int m : g.ops) {
@@ -1786,53 +2072,87 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
             continue;
           }
           finish(o), ++done;
-          if (ops[size_t(o)].partner >= 0 && (ops[size_t(o)].kind == Op::Send || ops[size_t(o)].kind == Op::Recv))
-            receive_after_latency(o);
+          if (o < 0 && partner(o) != -1) receive_after_latency(o);
         }
         reallocate();
         break;
       }
     }
   }
-  if (done < ops.size() && !mc_groups.empty()) {
+  const size_t total = ops.size() + send_chain.size() + recvs;
+  if (done < total && !mc_groups.empty()) {
     // Groups met in opposite orders on two cores wait for each other: asm's
     // multicast pass then keeps the unicast loads (its check finds the
     // deadlock), so the plan is priced as that program.
     simulate(plan, per_core, pc, lcost, detail, program_frame, false);
     return;
   }
-  if (done < ops.size()) {
+  if (done < total) {
     // A cycle of waits (cannot happen with irgen's order); price it as hopeless.
     pc.overflow = std::max<int64_t>(pc.overflow, a.core.l2_bytes);
     pc.problem = "the transfers of this plan wait on each other in a cycle";
   }
 
-  // ---- figures
+  // ---- figures (ops and transfers in the order they were made)
   if (detail) {
+    size_t si = 0;
+    auto sends_before = [&](Stamp before) {
+      for (; si < send_chain.size() && send_stamp(int(si)) < before; ++si) {
+        const Handle h = send_chain[si];
+        const Wl& w = wls[size_t(xfer_wl(h))];
+        TimelineStep t;
+        t.kind = TimelineStep::Send;
+        t.core = xfer_core(h);
+        t.layer = w.layer;
+        t.segment = w.seg, t.group = w.group, t.part = w.part;
+        t.bytes = xfer_bytes(h);
+        if (const Handle p = partner(h); p != -1) t.peer = xfer_core(p);
+        t.start = timing::saturate_cycles(send_time(h).first);
+        t.end = timing::saturate_cycles(send_time(h).second);
+        pc.timeline.push_back(t);
+      }
+    };
     for (const Op& x : ops) {
-      if (x.kind == Op::Recv || x.kind == Op::Host || x.kind == Op::Config) continue;
+      sends_before(x.stamp);
+      if (x.kind == Op::Host || x.kind == Op::Config) continue;
       TimelineStep t;
       t.kind = x.kind == Op::Compute ? TimelineStep::Compute
                : x.kind == Op::Load  ? TimelineStep::Load
-               : x.kind == Op::Store ? TimelineStep::Store
-                                     : TimelineStep::Send;
+                                     : TimelineStep::Store;
       const Wl& w = wls[size_t(x.wl)];
       t.core = x.core;
       t.layer = x.weight >= 0 ? wts[size_t(x.weight)].layer : w.layer;
       t.segment = w.seg, t.group = w.group, t.part = w.part;
       t.bytes = x.kind == Op::Compute ? 0 : x.bytes;
-      if (x.kind == Op::Send && x.partner >= 0) t.peer = ops[size_t(x.partner)].core;
       t.start = timing::saturate_cycles(x.start);
       t.end = timing::saturate_cycles(x.end);
       pc.timeline.push_back(t);
     }
+    sends_before(std::numeric_limits<Stamp>::max());
   }
   std::vector<int> first_part(lcost.size(), -1);  // per layer: the leader of its first part
   // A program without workloads (a network all on the host) still starts and ends.
   if (program_frame) pc.cycles = std::llround(a.timing.control_cycles) + timing::program_epilogue_cycles(a);
+  auto end_cycles = [&](double end) {
+    return timing::add_cycles(timing::saturate_cycles(std::ceil(end - 1e-9)), program_frame ? timing::program_epilogue_cycles(a) : 0);
+  };
+  if (!send_chain.empty() || recvs > 0) pc.cycles = std::max(pc.cycles, end_cycles(xfer_end));
+  int rc = 0;
+  RecvAt ra;
+  // The bytes each receive brought and their energy, charged to its layer.
+  auto recvs_before = [&](Stamp before) {
+    for (; rc < C; ++rc, ra = RecvAt{})
+      for (Handle h; (h = recv_at(rc, ra)) != -1; ++ra.j) {
+        if (stamp_of(h) >= before) return;
+        LayerCost& lc = lcost[size_t(wls[size_t(xfer_wl(h))].layer)];
+        const int64_t bytes = xfer_bytes(h);
+        lc.transfer_bytes += bytes;
+        lc.energy += link_energy(xfer_route(h), bytes);
+      }
+  };
   for (const Op& x : ops) {
-    pc.cycles = std::max(pc.cycles, timing::add_cycles(timing::saturate_cycles(std::ceil(x.end - 1e-9)),
-                                                       program_frame ? timing::program_epilogue_cycles(a) : 0));
+    recvs_before(x.stamp);
+    pc.cycles = std::max(pc.cycles, end_cycles(x.end));
     if (x.kind == Op::Compute) {
       const Wl& w = wls[size_t(x.wl)];
       LayerCost& lc = lcost[size_t(w.layer)];
@@ -1848,11 +2168,11 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       lc.l2_peak = std::max(lc.l2_peak, w.foot);
       // Waiting time, charged to what came last.
       double prev_end = 0;
-      if (w.q > 0) prev_end = ops[size_t(compute_of[size_t(per_core[size_t(w.core)][size_t(w.q - 1)])])].end;
-      if (x.start > prev_end + 0.5 && x.last_dep >= 0) {
-        const Op& d = ops[size_t(x.last_dep)];
-        Binding b = d.route ? d.route->bound : Binding::Compute;
-        if (d.kind == Op::Load && d.route && d.route->bound == Binding::Noc) b = Binding::Dram;
+      if (w.q > 0) prev_end = ops[size_t(wl_ops[size_t(per_core[size_t(w.core)][size_t(w.q - 1)])].compute)].end;
+      if (x.start > prev_end + 0.5 && x.last_dep != -1) {
+        const Route* route = route_of(x.last_dep);
+        Binding b = route ? route->bound : Binding::Compute;
+        if (x.last_dep >= 0 && ops[size_t(x.last_dep)].kind == Op::Load && route && route->bound == Binding::Noc) b = Binding::Dram;
         lc.wait_cycles[int(b)] += int64_t(x.start - prev_end);
       }
     } else if (x.kind == Op::Load || x.kind == Op::Store) {
@@ -1864,12 +2184,9 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       e += link_energy(*x.route, x.bytes);
       lc.energy += e;
       lc.dram_bytes += x.bytes;
-    } else if (x.kind == Op::Recv) {
-      LayerCost& lc = lcost[size_t(wls[size_t(x.wl)].layer)];
-      lc.transfer_bytes += x.bytes;
-      if (x.route) lc.energy += link_energy(*x.route, x.bytes);
     }
   }
+  recvs_before(std::numeric_limits<Stamp>::max());
   (void)plan;
 }
 
