@@ -8,7 +8,9 @@
 //    one D2D link per core along each shared die edge, a port to the IO die
 //    on every other row of the outer column, a DRAM channel per port). CPU
 //    seconds of the search, and the peak memory of the process that ran it
-//    (each case runs in a process of its own, so peaks do not carry over).
+//    when the search ends and at the end of the case, the mapping built and
+//    simulated (each case runs in a process of its own, so peaks do not
+//    carry over).
 // 2. The mapping as the tool writes it (make_buildable), gemini's figure
 //    for it as irgen built it against zebusim's run of its program (irgen
 //    and asm as libraries), and zebusim's microseconds of CPU per simulated
@@ -125,8 +127,12 @@ std::string run_case(const std::string& ref, const Case& c, bool sim) {
   const double c0 = cpu_seconds();
   gemini::SearchResult r = gemini::search(model, gemini::SearchOptions{});
   const double search_s = cpu_seconds() - c0;
+  // The process's peak so far: reading the FIR and the search (the tool's
+  // build, irgen, asm and zebusim come after).
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
   char buf[256];
-  std::snprintf(buf, sizeof buf, "%4d %8.2f", a.core_count(), search_s);
+  std::snprintf(buf, sizeof buf, "%4d %8.2f %9.1f", a.core_count(), search_s, double(ru.ru_maxrss) / 1024.0);
   std::string out = buf;
   if (sim) {
     // As the tool reports it: the plan irgen builds, priced as built.
@@ -168,9 +174,9 @@ int main(int argc, char** argv) {
                                    {"chip-64tops", 64}, {"chip-4x4-2x2", 1}, {"chip-6x6-2x2", 1},
                                    {"chip-8x8-2x2", 1}, {"chip-16x16-2x2", 1}};
   std::printf("ResNet-50 (reference Frontend IR), gemini's default search, seed 1; zebusim on its mapping's program\n");
-  std::printf("%-16s %5s %4s %8s", "arch", "batch", "cores", "search s");
+  std::printf("%-16s %5s %4s %8s %9s", "arch", "batch", "cores", "search s", "srch MiB");
   if (sim) std::printf(" %12s %12s %7s %10s %8s", "gemini", "zebusim", "error", "instrs", "us/instr");
-  std::printf(" %9s\n", "peak MiB");
+  std::printf(" %9s\n", "all MiB");
   std::fflush(stdout);
   int failed = 0;
   for (const Case& c : cases) {
