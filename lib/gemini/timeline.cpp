@@ -315,22 +315,8 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
   }
 
   // ---- the transfers
-  // Either side of a transfer: its core, bytes, workload, partner, stamp,
+  // Either side of a transfer: its workload, core, bytes, partner, stamp,
   // and what it waits for besides the one before it in its core's chain.
-  auto xfer_core = [&](Handle h) {
-    const int k = xfer_index(h);
-    switch (xfer_of(h)) {
-      case Xfer::NeedSend: return wls[size_t(need_producer(k))].core;
-      case Xfer::NeedRecv: return wls[size_t(needs[size_t(k)].consumer)].core;
-      case Xfer::SyncSend: return wls[size_t(syncs[size_t(k)])].core;
-      case Xfer::SyncRecv: break;
-    }
-    return wls[size_t(sync_reader[size_t(k)])].core;
-  };
-  auto xfer_bytes = [&](Handle h) {
-    const Xfer t = xfer_of(h);
-    return t == Xfer::NeedSend || t == Xfer::NeedRecv ? need_bytes(xfer_index(h)) : sync_bytes;
-  };
   auto xfer_wl = [&](Handle h) {
     const int k = xfer_index(h);
     switch (xfer_of(h)) {
@@ -340,6 +326,11 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       case Xfer::SyncRecv: break;
     }
     return sync_reader[size_t(k)];
+  };
+  auto xfer_core = [&](Handle h) { return wls[size_t(xfer_wl(h))].core; };
+  auto xfer_bytes = [&](Handle h) {
+    const Xfer t = xfer_of(h);
+    return t == Xfer::NeedSend || t == Xfer::NeedRecv ? need_bytes(xfer_index(h)) : sync_bytes;
   };
   auto flags = [&](Handle h) -> uint8_t& {
     const Xfer t = xfer_of(h);
