@@ -372,6 +372,24 @@ class Generator {
   bool reserve_weights_ = false;  // weights that must go through L2 are placed with the activations
   int assign(const std::vector<char>& direct, bool commit);
   int64_t estimate(const std::vector<char>& direct);
+  // estimate()'s view of the workloads' inputs, the same for every candidate
+  // of one plan_weights search: per workload its DRAM loads in order, and the
+  // set of workloads it receives from (one set shared by every reader of the
+  // same producers: on a 256-core mesh a layer's 256 workloads each receive
+  // from the previous layer's 256, and walking every piece of every input was
+  // most of irgen's time).
+  struct EstimateLoad {
+    bool graph_input = false;  // else stored by producer_wl and loaded back
+    int producer_wl = -1, host_step = -1;
+    int64_t bytes = 0;
+  };
+  struct EstimateInputs {
+    std::vector<std::vector<EstimateLoad>> loads;  // per workload id
+    std::vector<int> senders;                      // per workload id: its set in `sets`, -1: none
+    std::vector<std::vector<int>> sets;            // producer workload ids, ascending
+  };
+  EstimateInputs estimate_inputs() const;
+  EstimateInputs estimate_inputs_;
   std::string assign_error_;
   int assign_segment_ = 0;  // the segment of the weights assign_error_ names
   int64_t estimated_cycles_ = 0;

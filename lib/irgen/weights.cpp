@@ -84,7 +84,32 @@ void Generator::size_weight(WeightLoad& wt) {
 // chip-64tops has about 450, on 36 cores about 2,000).
 constexpr size_t kSliceSearchLimit = 4096;
 
+Generator::EstimateInputs Generator::estimate_inputs() const {
+  EstimateInputs in;
+  in.loads.resize(wls_.size());
+  in.senders.assign(wls_.size(), -1);
+  std::map<std::vector<int>, int> set_of;
+  std::vector<int> from;
+  for (const Wl& w : wls_) {
+    from.clear();
+    for (const auto& u : w.inputs)
+      for (const auto& pc : u.pieces) {
+        if (pc.kind == Piece::GraphInput) in.loads[size_t(w.id)].push_back({true, -1, pc.host_step, pc.bytes});
+        if (pc.kind == Piece::Dram) in.loads[size_t(w.id)].push_back({false, pc.producer_wl, -1, pc.bytes});
+        if (pc.kind == Piece::Remote) from.push_back(pc.producer_wl);
+      }
+    if (from.empty()) continue;
+    std::sort(from.begin(), from.end());
+    from.erase(std::unique(from.begin(), from.end()), from.end());
+    auto [it, fresh] = set_of.try_emplace(from, int(in.sets.size()));
+    if (fresh) in.sets.push_back(from);
+    in.senders[size_t(w.id)] = it->second;
+  }
+  return in;
+}
+
 bool Generator::plan_weights() {
+  estimate_inputs_ = estimate_inputs();
   for (auto& wt : weights_) {
     wt.direct_time = wt.stream_time = 0;
     for (int id : wt.workloads) {
@@ -292,6 +317,7 @@ int64_t Generator::estimate(const std::vector<char>& direct) {
   std::vector<double> ready(weights_.size(), 0.0);
   std::vector<double> done(wls_.size(), 0.0);    // compute end
   std::vector<double> stored(wls_.size(), 0.0);  // end of the output's store, when stored
+  std::vector<double> senders_done(estimate_inputs_.sets.size(), -1.0);  // per set of senders, -1: not yet taken
   // A host step starts when the last of its inputs is stored (their producers
   // come first in id order) and takes timing::host_cycles.
   std::vector<double> host_end(host_.steps.size(), -1.0);
@@ -317,13 +343,16 @@ int64_t Generator::estimate(const std::vector<char>& direct) {
     };
     // The workload's own loads go first, then the loads it issues ahead.
     double inputs_ready = c.t;
-    for (const auto& u : w.inputs)
-      for (const auto& pc : u.pieces) {
-        if (pc.kind == Piece::GraphInput)
-          inputs_ready = std::max(inputs_ready, load(pc.bytes, pc.host_step >= 0 ? host_done(pc.host_step) : 0));
-        if (pc.kind == Piece::Dram) inputs_ready = std::max(inputs_ready, load(pc.bytes, stored[size_t(pc.producer_wl)]));
-        if (pc.kind == Piece::Remote) inputs_ready = std::max(inputs_ready, done[size_t(pc.producer_wl)]);
-      }
+    for (const EstimateLoad& l : estimate_inputs_.loads[size_t(w.id)])
+      inputs_ready = std::max(inputs_ready, l.graph_input ? load(l.bytes, l.host_step >= 0 ? host_done(l.host_step) : 0)
+                                                          : load(l.bytes, stored[size_t(l.producer_wl)]));
+    // What it receives: the latest end of its senders (producers come first
+    // in id order, so a set's latest end is known at its first reader).
+    if (const int set = estimate_inputs_.senders[size_t(w.id)]; set >= 0) {
+      if (senders_done[size_t(set)] < 0)
+        for (int p : estimate_inputs_.sets[size_t(set)]) senders_done[size_t(set)] = std::max(senders_done[size_t(set)], done[size_t(p)]);
+      inputs_ready = std::max(inputs_ready, senders_done[size_t(set)]);
+    }
     for (int wi : issued[size_t(w.id)])
       if (weights_[size_t(wi)].first == w.pos) ready[size_t(wi)] = load(weights_[size_t(wi)].bytes, 0);
     for (int wi : issued[size_t(w.id)])
