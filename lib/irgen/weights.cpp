@@ -184,9 +184,12 @@ bool Generator::plan_weights() {
 // load finds no room. With `commit` the L2 copies become L2 tensors.
 int Generator::assign(const std::vector<char>& direct, bool commit) {
   const int64_t wl0_capacity = a_.core.wl0_rows;
-  std::map<int, std::vector<int>> by_core;
-  for (size_t i = 0; i < weights_.size(); ++i) by_core[weights_[i].core].push_back(int(i));
-  for (auto& [core, list] : by_core) {
+  std::vector<std::vector<int>> by_core(size_t(a_.core_count()));
+  for (size_t i = 0; i < weights_.size(); ++i) by_core[size_t(weights_[i].core)].push_back(int(i));
+  for (size_t id = 0; id < by_core.size(); ++id) {
+    std::vector<int>& list = by_core[id];
+    if (list.empty()) continue;
+    const int core = int(id);
     std::stable_sort(list.begin(), list.end(), [&](int x, int y) { return weights_[size_t(x)].first < weights_[size_t(y)].first; });
     Allocator wl0(wl0_capacity);
     Allocator l2 = l2_.try_emplace(core, a_.core.l2_bytes).first->second;
@@ -308,7 +311,7 @@ int64_t Generator::estimate(const std::vector<char>& direct) {
   struct CoreState {
     double t = 0, dram_free = 0, lw_tail = 0;
   };
-  std::map<int, CoreState> cores;
+  std::vector<CoreState> cores(size_t(a_.core_count()));
   std::vector<std::vector<int>> issued(wls_.size());  // workload id -> weights issued in it
   for (size_t wi = 0; wi < weights_.size(); ++wi) {
     const auto& ids = per_core_.at(weights_[wi].core);
@@ -335,7 +338,7 @@ int64_t Generator::estimate(const std::vector<char>& direct) {
   };
   double worst = 0;
   for (const Wl& w : wls_) {
-    CoreState& c = cores[w.core];
+    CoreState& c = cores[size_t(w.core)];
     auto load = [&](int64_t bytes, double not_before) {
       double start = std::max({c.t, c.dram_free, not_before});
       c.dram_free = start + double(bytes) / bw;
