@@ -104,6 +104,18 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       prev_dram = o;
       return o;
     };
+    // A weight slice's DRAM load, issued in workload `wl`.
+    auto weight_load = [&](int wl, int wi) {
+      return weight_op[size_t(wi)] = dram(Op::Load, wl, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel);
+    };
+    // The store of the last workload that stores, in the block after its
+    // compute; the messages to the cores loading it back become ready.
+    auto store_pending = [&]() {
+      const Wl& pw = wls[size_t(pending_store)];
+      wl_ops[size_t(pending_store)].store = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
+      for (const auto& rk : readers_of[size_t(pending_store)]) ready_syncs.push_back(rk);
+      pending_store = -1;
+    };
     // Sends wait until everything this core sends to earlier readers has
     // gone (asm keeps one global order of readers, and for one reader the
     // order of its receives): after each workload, those whose reader comes
@@ -123,14 +135,8 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       const int lw_before = lw_tail;
       std::vector<int> own;
       for (int wi : issued[size_t(id)])
-        if (wts[size_t(wi)].first == w.q && !wts[size_t(wi)].direct)
-          own.push_back(weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
-      if (pending_store >= 0) {
-        const Wl& pw = wls[size_t(pending_store)];
-        wl_ops[size_t(pending_store)].store = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
-        for (const auto& rk : readers_of[size_t(pending_store)]) ready_syncs.push_back(rk);
-        pending_store = -1;
-      }
+        if (wts[size_t(wi)].first == w.q && !wts[size_t(wi)].direct) own.push_back(weight_load(id, wi));
+      if (pending_store >= 0) store_pending();
       emit_syncs(id);
       // Receives, in order, into buffers of their own from the previous
       // workload on (irgen), so once the one before it no longer reads the
@@ -166,9 +172,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       }
       if (loaded_ahead) own.push_back(early_load[size_t(id)]);
       for (int wi : issued[size_t(id)])
-        if (wts[size_t(wi)].first == w.q && wts[size_t(wi)].direct)
-          own.push_back(lw_tail = weight_op[size_t(wi)] =
-                            dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel));
+        if (wts[size_t(wi)].first == w.q && wts[size_t(wi)].direct) own.push_back(lw_tail = weight_load(id, wi));
       int cmp = op(Op::Compute, c, id);
       ops[size_t(cmp)].cycles = w.cycles;
       wo.compute = cmp;
@@ -209,8 +213,8 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       }
       for (int wi : issued[size_t(id)])
         if (wts[size_t(wi)].first != w.q) {
-          weight_op[size_t(wi)] = dram(Op::Load, id, wi, wts[size_t(wi)].bytes, 1, wts[size_t(wi)].channel);
-          if (wts[size_t(wi)].direct) lw_tail = weight_op[size_t(wi)];
+          const int o = weight_load(id, wi);
+          if (wts[size_t(wi)].direct) lw_tail = o;
         }
       for (int si = w.send_begin; si < w.send_end; ++si) {
         const int k = sends[size_t(si)];
@@ -231,11 +235,7 @@ void CostModel::Impl::simulate(const Plan& plan, const std::vector<std::vector<i
       prev_compute = cmp;
       if (w.stored) pending_store = id;
     }
-    if (pending_store >= 0) {
-      const Wl& pw = wls[size_t(pending_store)];
-      wl_ops[size_t(pending_store)].store = dram(Op::Store, pending_store, -1, pw.out_bytes, 1, pw.out_channel);
-      for (const auto& rk : readers_of[size_t(pending_store)]) ready_syncs.push_back(rk);
-    }
+    if (pending_store >= 0) store_pending();
     emit_syncs(std::numeric_limits<int>::max());
   }
   send_begin[size_t(C)] = int(send_chain.size());
