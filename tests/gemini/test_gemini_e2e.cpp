@@ -20,13 +20,6 @@ using namespace cct::gemini;
 
 namespace {
 
-// zebusim's total cycles for a mapping compiled by irgen and asm.
-int64_t simulated_cycles(const gemini_test::Setup& s, const mapping::Mapping& m) {
-  sir::Schedule sched = irgen::generate(s.graph, m, s.arch);
-  isa::Program prog = assembler::assemble(sched, s.graph, s.arch);
-  return sim::simulate(prog, s.arch).stats.total_cycles;
-}
-
 // One workload's compute as run or predicted: its layer, its first start
 // and last end.
 struct Span {
@@ -61,6 +54,9 @@ Run simulated_run(const gemini_test::Setup& s, const mapping::Mapping& m) {
     }
   return out;
 }
+
+// zebusim's total cycles for a mapping compiled by irgen and asm.
+int64_t simulated_cycles(const gemini_test::Setup& s, const mapping::Mapping& m) { return simulated_run(s, m).cycles; }
 
 // The model's timeline of the same plan, its compute steps per core.
 CoreSpans predicted_spans(const gemini_test::Setup& s, const PlanCost& cost) {
